@@ -1,0 +1,100 @@
+{{/*
+Names and labels shared by every template. Per-process templates range over "linkplane.processes" and
+call the component helpers with a context dict: (dict "root" $ "component" "api").
+*/}}
+
+{{/* The processes that run as Deployments; the image's first argument names the process. */}}
+{{- define "linkplane.processes" -}}
+api redirect worker
+{{- end -}}
+
+{{/* Processes reachable over HTTP from outside the cluster (Services with Ingress/HPA support). */}}
+{{- define "linkplane.publicProcesses" -}}
+api redirect
+{{- end -}}
+
+{{- define "linkplane.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* "<release>-<chart>", or just the release name when it already contains the chart name. */}}
+{{- define "linkplane.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "linkplane.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Selector labels never change after install: Deployment selectors are immutable. */}}
+{{- define "linkplane.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "linkplane.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "linkplane.labels" -}}
+helm.sh/chart: {{ include "linkplane.chart" . }}
+{{ include "linkplane.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* Name of one process's resources: "<fullname>-<component>" (Deployment, Service, HPA, PDB, Ingress). */}}
+{{- define "linkplane.componentName" -}}
+{{- printf "%s-%s" (include "linkplane.fullname" .root) .component | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "linkplane.componentSelectorLabels" -}}
+{{ include "linkplane.selectorLabels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "linkplane.componentLabels" -}}
+{{ include "linkplane.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "linkplane.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "linkplane.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "linkplane.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+
+{{/* The Secret holding MONGODB_URI and SECRET_KEY: the user's existing one, or the chart's. */}}
+{{- define "linkplane.secretName" -}}
+{{- default (include "linkplane.fullname" .) .Values.secrets.existingSecret -}}
+{{- end -}}
+
+{{/*
+SECRET_KEY, base64-encoded for the Secret's data. A provided value wins; otherwise the key already in the
+cluster is reused (lookup), because a new random key on every upgrade would invalidate every signed click
+id and cookie. Only a first install generates one. `helm template` has no cluster, so it always generates.
+*/}}
+{{- define "linkplane.secretKeyData" -}}
+{{- if .Values.secrets.secretKey -}}
+{{- .Values.secrets.secretKey | b64enc -}}
+{{- else -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "linkplane.fullname" .) -}}
+{{- $data := dig "data" "SECRET_KEY" "" $existing -}}
+{{- if $data -}}
+{{- $data -}}
+{{- else -}}
+{{- randAlphaNum 64 | b64enc -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
