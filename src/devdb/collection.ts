@@ -1,0 +1,188 @@
+// A committed collection: documents keyed by canonical `_id`, plus secondary indexes. Every
+// mutation replaces the Entry object (never mutates a stored document), so open cursors and
+// transaction overlays can hold references safely.
+import type { Binary} from 'bson';
+import { UUID } from 'bson';
+import { CommandError } from './errors.ts';
+import { defaultIndexName, formatKeyValue, Index, sameOptions, type IndexSpec } from './indexes.ts';
+import { plan } from './planner.ts';
+import { keyOf, promoteDoc, type Doc } from './values.ts';
+
+export interface Entry {
+  readonly id: string;
+  readonly doc: Doc;
+  readonly view: Doc;
+  /** Global write sequence at which this version was stored; transactions detect conflicts with it. */
+  readonly version: number;
+}
+
+let sequence = 0;
+
+export function currentSequence(): number {
+  return sequence;
+}
+
+export function makeEntry(doc: Doc): Entry {
+  const view = promoteDoc(doc);
+  return { id: keyOf(view._id), doc, view, version: ++sequence };
+}
+
+/** What both a committed collection and a transaction's overlay offer to the commands. */
+export interface DocSet {
+  readonly ns: string;
+  get(id: string): Entry | undefined;
+  candidates(filter: Doc | undefined): Iterable<Entry>;
+  insert(doc: Doc): Entry;
+  replace(old: Entry, doc: Doc): Entry;
+  remove(old: Entry): void;
+  /** Claims a matched document for writing even when the write turns out to be a no-op. */
+  claim(entry: Entry): void;
+}
+
+export function idDuplicateError(ns: string, entry: Entry): CommandError {
+  return new CommandError('DuplicateKey', `E11000 duplicate key error collection: ${ns} index: _id_ dup key: { _id: ${formatKeyValue(entry.view._id)} }`, {
+    keyPattern: { _id: 1 },
+    keyValue: { _id: entry.doc._id },
+  });
+}
+
+export const ID_INDEX_SPEC: IndexSpec = { v: 2, key: { _id: 1 }, name: '_id_' };
+
+export class Collection implements DocSet {
+  readonly db: string;
+  readonly name: string;
+  readonly uuid: Binary;
+  readonly docs = new Map<string, Entry>();
+  readonly indexes: Index[] = [];
+  private readonly changed: () => void;
+
+  constructor(db: string, name: string, changed: () => void, uuid?: Binary) {
+    this.db = db;
+    this.name = name;
+    this.changed = changed;
+    this.uuid = uuid ?? new UUID().toBinary();
+  }
+
+  get ns(): string {
+    return `${this.db}.${this.name}`;
+  }
+
+  get size(): number {
+    return this.docs.size;
+  }
+
+  get(id: string): Entry | undefined {
+    return this.docs.get(id);
+  }
+
+  *candidates(filter: Doc | undefined): Iterable<Entry> {
+    const p = plan(filter, this.indexes);
+    if (p.kind === 'scan') {
+      yield* this.docs.values();
+      return;
+    }
+    const seen = new Set<string>();
+    const ids = p.kind === 'ids' ? p.ids : p.lookups.flatMap((keys) => [...p.index.lookup(keys)]);
+    for (const id of ids) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const e = this.docs.get(id);
+      if (e) yield e;
+    }
+  }
+
+  /** Throws the duplicate key error `entry` would cause; `isOther` decides which owners count. */
+  checkUnique(entry: Entry, isOther: (id: string) => boolean = () => true, extra?: (index: Index, key: string) => boolean): void {
+    for (const index of this.indexes) {
+      const err = index.findDuplicate(this.ns, entry.id, entry.view, isOther, extra && ((key) => extra(index, key)));
+      if (err) throw err;
+    }
+  }
+
+  idDuplicate(entry: Entry): CommandError {
+    return idDuplicateError(this.ns, entry);
+  }
+
+  insert(doc: Doc): Entry {
+    const entry = makeEntry(doc);
+    if (this.docs.has(entry.id)) throw this.idDuplicate(entry);
+    this.checkUnique(entry);
+    this.attach(entry);
+    return entry;
+  }
+
+  replace(old: Entry, doc: Doc): Entry {
+    const entry = makeEntry(doc);
+    this.checkUnique(entry);
+    this.detach(old);
+    this.attach(entry);
+    return entry;
+  }
+
+  claim(_entry: Entry): void {
+    // Outside transactions every statement is atomic on its own: nothing to claim.
+  }
+
+  remove(old: Entry): void {
+    if (this.docs.get(old.id) !== undefined) this.detach(this.docs.get(old.id)!);
+  }
+
+  /** Adds an entry without checks: loading from disk and undoing a failed commit. */
+  attach(entry: Entry): void {
+    this.docs.set(entry.id, entry);
+    for (const index of this.indexes) index.add(entry.id, entry.view);
+    this.changed();
+  }
+
+  detach(entry: Entry): void {
+    this.docs.delete(entry.id);
+    for (const index of this.indexes) index.remove(entry.id, entry.view);
+    this.changed();
+  }
+
+  indexSpecs(): IndexSpec[] {
+    return [ID_INDEX_SPEC, ...this.indexes.map((i) => i.spec)];
+  }
+
+  /** Returns false when an identical index already exists (a no-op, like MongoDB). */
+  createIndex(requested: IndexSpec): boolean {
+    const spec: IndexSpec = { v: 2, ...requested, name: requested.name || defaultIndexName(requested.key) };
+    const sameKey = (a: IndexSpec) => keyOf(a.key) === keyOf(spec.key);
+    for (const existing of this.indexSpecs()) {
+      if (existing.name === spec.name) {
+        if (!sameKey(existing)) {
+          throw new CommandError('IndexKeySpecsConflict', `An existing index has the same name as the requested index. Requested index: ${JSON.stringify(spec)}, existing index: ${JSON.stringify(existing)}`);
+        }
+        if (existing.name === '_id_' || sameOptions(existing, spec)) return false;
+        throw new CommandError('IndexOptionsConflict', `An equivalent index already exists with the same name but different options. Requested index: ${JSON.stringify(spec)}, existing index: ${JSON.stringify(existing)}`);
+      }
+      if (sameKey(existing) && sameOptions(existing, spec)) {
+        throw new CommandError('IndexOptionsConflict', `Index already exists with a different name: ${existing.name}`);
+      }
+    }
+    const index = new Index(spec);
+    const dup = index.firstDuplicateKey(this.ns, [...this.docs.values()].map((e) => [e.id, e.view] as [string, Doc]));
+    if (dup) throw dup;
+    for (const e of this.docs.values()) index.add(e.id, e.view);
+    this.indexes.push(index);
+    this.changed();
+    return true;
+  }
+
+  dropIndex(name: string): void {
+    if (name === '_id_') throw new CommandError('InvalidOptions', 'cannot drop _id index');
+    const i = this.indexes.findIndex((x) => x.spec.name === name);
+    if (i < 0) throw new CommandError('IndexNotFound', `index not found with name [${name}]`);
+    this.indexes.splice(i, 1);
+    this.changed();
+  }
+
+  findIndexByKey(key: Doc): Index | undefined {
+    return this.indexes.find((i) => keyOf(i.spec.key) === keyOf(key));
+  }
+}
+
+/** A committed copy of an uncommitted entry, stamped with the commit's place in the sequence. */
+export function restamp(entry: Entry): Entry {
+  return { ...entry, version: ++sequence };
+}

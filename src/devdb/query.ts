@@ -1,0 +1,51 @@
+// Filtering and sorting of entries: index-narrowed candidates, mingo predicate on the promoted
+// view, then MongoDB-ordered sort (arrays sort by their min ascending, max descending).
+import type { DocSet, Entry } from './collection.ts';
+import { compileFilter } from './engine.ts';
+import { EMPTY_ARRAY, pathValues } from './paths.ts';
+import { compareValues, isPlainObject, toNumber, type Doc } from './values.ts';
+
+export interface QueryOptions {
+  sort?: Doc;
+  skip?: number;
+  limit?: number;
+}
+
+function sortValue(view: Doc, field: string, dir: number): unknown {
+  const values = pathValues(view, field).map((v) => (v === EMPTY_ARRAY ? undefined : v));
+  if (values.length === 1) return values[0];
+  return values.reduce((best, v) => (compareValues(v, best) * dir < 0 ? v : best));
+}
+
+export function sortEntries(entries: Entry[], sort: Doc): Entry[] {
+  const keys = Object.entries(sort)
+    .filter(([, d]) => !isPlainObject(d))
+    .map(([f, d]) => [f, toNumber(d, 1) < 0 ? -1 : 1] as const);
+  if (keys.length === 0) return entries;
+  const decorated = entries.map((e) => ({ e, vals: keys.map(([f, d]) => sortValue(e.view, f, d)) }));
+  decorated.sort((a, b) => {
+    for (let i = 0; i < keys.length; i++) {
+      const c = compareValues(a.vals[i], b.vals[i]);
+      if (c !== 0) return c * keys[i]![1];
+    }
+    return 0;
+  });
+  return decorated.map((d) => d.e);
+}
+
+export function queryEntries(docs: DocSet | undefined, filter: Doc | undefined, opts: QueryOptions = {}): Entry[] {
+  if (!docs) return [];
+  const match = compileFilter(filter);
+  const skip = opts.skip ?? 0;
+  const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+  const hasSort = opts.sort !== undefined && Object.keys(opts.sort).length > 0;
+  const needed = hasSort ? Infinity : skip + limit;
+  const out: Entry[] = [];
+  for (const e of docs.candidates(filter)) {
+    if (!match(e.view)) continue;
+    out.push(e);
+    if (out.length >= needed) break;
+  }
+  const sorted = hasSort ? sortEntries(out, opts.sort!) : out;
+  return skip > 0 || limit !== Infinity ? sorted.slice(skip, skip + limit) : sorted;
+}

@@ -1,0 +1,72 @@
+// TCP side: one FrameReader per connection, commands run synchronously in arrival order. A
+// message that cannot be parsed (or a reply that cannot be encoded) closes only its connection.
+import net from 'node:net';
+import { runCommand, type ServerState } from './commands/index.ts';
+import { encodeMsg, encodeReply, FrameReader, MORE_TO_COME, parseMessage } from './wire.ts';
+
+export type Logger = (msg: string, fields?: Record<string, unknown>) => void;
+
+export class WireServer {
+  private readonly server: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly state: ServerState;
+  private readonly log: Logger;
+  private nextConnectionId = 1;
+
+  constructor(state: ServerState, log: Logger) {
+    this.state = state;
+    this.log = log;
+    this.server = net.createServer((socket) => this.accept(socket));
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve((this.server.address() as net.AddressInfo).port);
+      });
+    });
+  }
+
+  private accept(socket: net.Socket): void {
+    // Without it Nagle's algorithm delays small replies and halves throughput.
+    socket.setNoDelay(true);
+    const connectionId = this.nextConnectionId++;
+    this.sockets.add(socket);
+    this.state.connections.current++;
+    this.state.connections.total++;
+    const reader = new FrameReader();
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        for (const frame of reader.push(chunk)) this.handle(socket, frame, connectionId);
+      } catch (err) {
+        this.log('devdb: closing connection after a malformed message', { connectionId, error: err instanceof Error ? err.message : String(err) });
+        socket.destroy();
+      }
+    });
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => {
+      this.sockets.delete(socket);
+      this.state.connections.current--;
+    });
+  }
+
+  private handle(socket: net.Socket, frame: Buffer, connectionId: number): void {
+    const req = parseMessage(frame);
+    if (req.kind === 'query') {
+      const db = req.collection.split('.')[0] ?? 'admin';
+      const reply = runCommand(this.state, req.command, connectionId, db);
+      socket.write(encodeReply(req.requestId, reply));
+      return;
+    }
+    const reply = runCommand(this.state, req.command, connectionId);
+    // moreToCome: an unacknowledged write, the client expects no answer.
+    if ((req.flags & MORE_TO_COME) === 0) socket.write(encodeMsg(req.requestId, reply));
+  }
+
+  close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}

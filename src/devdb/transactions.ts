@@ -1,0 +1,192 @@
+// Multi-document transactions as private copy-on-write overlays. Reads inside a transaction see
+// the overlay over the committed collection; nothing is visible to others until commit, which
+// applies every overlay in one synchronous step (so atomically) or not at all. Two transactions
+// writing the same document conflict eagerly (WriteConflict, TransientTransactionError) and a
+// commit fails the same way if a non-transactional write got to one of its documents first.
+import type { Catalog } from './catalog.ts';
+import { currentSequence, idDuplicateError, makeEntry, restamp, type Collection, type DocSet, type Entry } from './collection.ts';
+import { transient } from './errors.ts';
+import type { Index } from './indexes.ts';
+import type { Doc } from './values.ts';
+
+type Locks = Map<string, Transaction>;
+
+class TxnView implements DocSet {
+  readonly db: string;
+  readonly name: string;
+  readonly overlay = new Map<string, Entry | null>();
+  /** Committed version of each touched document when first touched (0 = absent). */
+  readonly seen = new Map<string, number>();
+  private readonly txn: Transaction;
+
+  constructor(txn: Transaction, db: string, name: string) {
+    this.txn = txn;
+    this.db = db;
+    this.name = name;
+  }
+
+  get ns(): string {
+    return `${this.db}.${this.name}`;
+  }
+
+  base(): Collection | undefined {
+    return this.txn.catalog.get(this.db, this.name);
+  }
+
+  get(id: string): Entry | undefined {
+    if (this.overlay.has(id)) return this.overlay.get(id) ?? undefined;
+    return this.base()?.get(id);
+  }
+
+  *candidates(filter: Doc | undefined): Iterable<Entry> {
+    const base = this.base();
+    if (base) for (const e of base.candidates(filter)) if (!this.overlay.has(e.id)) yield e;
+    for (const e of this.overlay.values()) if (e) yield e;
+  }
+
+  private touch(id: string): void {
+    const lockKey = `${this.ns}\u0000${id}`;
+    const holder = this.txn.locks.get(lockKey);
+    if (holder && holder !== this.txn && holder.state === 'active') {
+      throw transient('WriteConflict', 'Write conflict during plan execution and yielding is disabled. :: Please retry your operation or multi-document transaction.');
+    }
+    if (this.seen.has(id)) return;
+    const committed = this.base()?.get(id);
+    if (committed && committed.version > this.txn.startSequence) {
+      throw transient('WriteConflict', 'Write conflict: the document changed after the transaction started.');
+    }
+    this.seen.set(id, committed?.version ?? 0);
+    this.txn.locks.set(lockKey, this.txn);
+  }
+
+  private checkUnique(entry: Entry): void {
+    const base = this.base();
+    if (!base) return;
+    const others = [...this.overlay.entries()].filter(([id, e]) => e !== null && id !== entry.id) as [string, Entry][];
+    const keyCache = new Map<Index, Set<string>[]>();
+    base.checkUnique(
+      entry,
+      (owner) => !this.overlay.has(owner),
+      (index, key) => {
+        let sets = keyCache.get(index);
+        if (!sets) {
+          sets = others.map(([, e]) => index.keySet(e.view));
+          keyCache.set(index, sets);
+        }
+        return sets.some((s) => s.has(key));
+      },
+    );
+  }
+
+  insert(doc: Doc): Entry {
+    const entry = makeEntry(doc);
+    if (this.get(entry.id)) throw idDuplicateError(this.ns, entry);
+    this.checkUnique(entry);
+    this.touch(entry.id);
+    this.overlay.set(entry.id, entry);
+    return entry;
+  }
+
+  replace(old: Entry, doc: Doc): Entry {
+    const entry = makeEntry(doc);
+    this.checkUnique(entry);
+    this.touch(old.id);
+    this.overlay.set(entry.id, entry);
+    return entry;
+  }
+
+  /**
+   * Reads are read-committed rather than snapshot reads, so a matched document that another
+   * writer committed after this transaction started must conflict even if the update is a no-op.
+   */
+  claim(entry: Entry): void {
+    this.touch(entry.id);
+  }
+
+  remove(old: Entry): void {
+    this.touch(old.id);
+    this.overlay.set(old.id, null);
+  }
+}
+
+export class Transaction {
+  readonly catalog: Catalog;
+  readonly locks: Locks;
+  readonly txnNumber: string;
+  readonly startSequence = currentSequence();
+  state: 'active' | 'committed' | 'aborted' = 'active';
+  private readonly views = new Map<string, TxnView>();
+
+  constructor(catalog: Catalog, locks: Locks, txnNumber: string) {
+    this.catalog = catalog;
+    this.locks = locks;
+    this.txnNumber = txnNumber;
+  }
+
+  view(db: string, name: string): DocSet {
+    const ns = `${db}.${name}`;
+    let v = this.views.get(ns);
+    if (!v) {
+      v = new TxnView(this, db, name);
+      this.views.set(ns, v);
+    }
+    return v;
+  }
+
+  private release(): void {
+    for (const [key, holder] of this.locks) if (holder === this) this.locks.delete(key);
+  }
+
+  abort(): void {
+    if (this.state !== 'active') return;
+    this.state = 'aborted';
+    this.views.clear();
+    this.release();
+  }
+
+  commit(): void {
+    if (this.state !== 'active') throw transient('NoSuchTransaction', `Transaction ${this.txnNumber} has been aborted.`);
+    const views = [...this.views.values()].filter((v) => v.overlay.size > 0);
+    for (const v of views) {
+      for (const [id, version] of v.seen) {
+        if ((v.base()?.get(id)?.version ?? 0) !== version) {
+          this.abort();
+          throw transient('WriteConflict', 'Write conflict at commit: a document was modified outside the transaction.');
+        }
+      }
+    }
+    const removed: [Collection, Entry][] = [];
+    const added: [Collection, Entry][] = [];
+    try {
+      const targets = views.map((v) => [v, this.catalog.getOrCreate(v.db, v.name)] as const);
+      for (const [v, coll] of targets) {
+        for (const id of v.overlay.keys()) {
+          const old = coll.get(id);
+          if (old) {
+            coll.detach(old);
+            removed.push([coll, old]);
+          }
+        }
+      }
+      for (const [v, coll] of targets) {
+        for (const e of v.overlay.values()) {
+          if (!e) continue;
+          if (coll.get(e.id)) throw coll.idDuplicate(e);
+          coll.checkUnique(e);
+          const stamped = restamp(e);
+          coll.attach(stamped);
+          added.push([coll, stamped]);
+        }
+      }
+    } catch (err) {
+      for (const [coll, e] of added.reverse()) coll.detach(e);
+      for (const [coll, e] of removed) coll.attach(e);
+      this.abort();
+      // Another writer committed a conflicting document meanwhile; a retry will see it.
+      throw transient('WriteConflict', `Write conflict at commit: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    this.state = 'committed';
+    this.views.clear();
+    this.release();
+  }
+}
