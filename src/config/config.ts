@@ -1,0 +1,173 @@
+// The only reader of process.env. Every process receives the frozen result; a bad variable is named at start-up,
+// all of them at once, so an operator fixes a deployment in one round.
+
+export type ProcessName = 'api' | 'redirect' | 'worker' | 'all-in-one';
+
+export interface Config {
+  readonly process: ProcessName;
+  readonly env: 'development' | 'production' | 'test';
+  readonly host: string;
+  readonly apiPort: number;
+  readonly redirectPort: number;
+  readonly workerPort: number;
+  readonly publicApiUrl: string;
+  readonly docsBaseUrl: string;
+  readonly shortLinkBaseUrl: string;
+  readonly defaultShortDomain: string;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly mongo: { readonly uri: string | null; readonly db: string };
+  readonly devdb: { readonly port: number; readonly dataDir: string | null };
+  readonly nats: { readonly url: string; readonly prefix: string; readonly duplicateWindowMs: number };
+  readonly bodyLimitBytes: number;
+  readonly rateLimit: { readonly workspacePerMinute: number; readonly partnerPerMinute: number };
+  readonly idempotencyTtlHours: number;
+  readonly keyCacheTtlMs: number;
+  readonly outboxPollMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly secretKey: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Collects problems instead of throwing on the first, so start-up reports every bad variable together. */
+class Reader {
+  readonly problems: string[] = [];
+  private readonly env: Env;
+  constructor(env: Env) {
+    this.env = env;
+  }
+
+  string(name: string, fallback: string): string {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    return raw;
+  }
+
+  optional(name: string): string | null {
+    const raw = this.env[name];
+    return raw === undefined || raw === '' ? null : raw;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!/^-?\d+$/.test(raw.trim())) {
+      this.problems.push(`${name}: expected an integer, got "${raw}"`);
+      return fallback;
+    }
+    const value = Number(raw);
+    if (value < min || value > max) {
+      this.problems.push(`${name}: must be between ${min} and ${max}, got ${value}`);
+      return fallback;
+    }
+    return value;
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!(allowed as readonly string[]).includes(raw)) {
+      this.problems.push(`${name}: must be one of ${allowed.join(', ')}, got "${raw}"`);
+      return fallback;
+    }
+    return raw as T;
+  }
+
+  url(name: string, fallback: string, protocols: readonly string[]): string {
+    const raw = this.string(name, fallback);
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) {
+        this.problems.push(`${name}: protocol must be ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+      }
+    } catch {
+      this.problems.push(`${name}: not a valid URL: "${raw}"`);
+    }
+    return raw.replace(/\/+$/, '');
+  }
+}
+
+const PORT_MAX = 65535;
+
+export function loadConfig(process: ProcessName, env: Env = globalThis.process.env): Config {
+  const r = new Reader(env);
+  const nodeEnv = r.oneOf('NODE_ENV', process === 'all-in-one' ? 'development' : 'production', [
+    'development',
+    'production',
+    'test',
+  ] as const);
+  const host = r.string('HOST', process === 'all-in-one' ? '127.0.0.1' : '0.0.0.0');
+  const apiPort = r.int('API_PORT', 8080, 0, PORT_MAX);
+  const redirectPort = r.int('REDIRECT_PORT', 8081, 0, PORT_MAX);
+  const publicApiUrl = r.url('PUBLIC_API_URL', `http://localhost:${apiPort}`, ['http:', 'https:']);
+  const shortLinkBaseUrl = r.url('SHORT_LINK_BASE_URL', `http://localhost:${redirectPort}`, ['http:', 'https:']);
+  const mongoUri = r.optional('MONGODB_URI');
+  if (mongoUri === null && process !== 'all-in-one') {
+    r.problems.push('MONGODB_URI: required for the api, redirect and worker processes');
+  }
+  if (mongoUri !== null && !/^mongodb(\+srv)?:\/\//.test(mongoUri)) {
+    r.problems.push('MONGODB_URI: must start with mongodb:// or mongodb+srv://');
+  }
+  const secretKey = r.optional('SECRET_KEY');
+  if (secretKey !== null && secretKey.length < 32) {
+    r.problems.push('SECRET_KEY: must be at least 32 characters');
+  }
+  if (secretKey === null && nodeEnv === 'production') {
+    r.problems.push('SECRET_KEY: required in production (signs click ids and visitor cookies)');
+  }
+
+  const config: Config = {
+    process,
+    env: nodeEnv,
+    host,
+    apiPort,
+    redirectPort,
+    workerPort: r.int('WORKER_PORT', 8082, 0, PORT_MAX),
+    publicApiUrl,
+    docsBaseUrl: r.url('DOCS_BASE_URL', `${publicApiUrl}/docs`, ['http:', 'https:']),
+    shortLinkBaseUrl,
+    defaultShortDomain: r.string('DEFAULT_SHORT_DOMAIN', new URL(shortLinkBaseUrl).host),
+    logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    mongo: { uri: mongoUri, db: r.string('MONGODB_DB', 'linkplane') },
+    devdb: {
+      port: r.int('DEVDB_PORT', 27017, 0, PORT_MAX),
+      dataDir: r.optional('DEVDB_DATA_DIR') ?? (process === 'all-in-one' ? '.data/devdb' : null),
+    },
+    nats: {
+      url: r.url('NATS_URL', 'nats://127.0.0.1:4222', ['nats:', 'tls:']),
+      prefix: r.string('NATS_PREFIX', ''),
+      duplicateWindowMs: r.int('NATS_DUPLICATE_WINDOW_MS', 3_600_000, 1000, 7 * 86_400_000),
+    },
+    bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 64 * 1_048_576),
+    rateLimit: {
+      workspacePerMinute: r.int('RATE_LIMIT_WORKSPACE_PER_MIN', 600, 1, 100_000_000),
+      partnerPerMinute: r.int('RATE_LIMIT_PARTNER_PER_MIN', 1200, 1, 100_000_000),
+    },
+    idempotencyTtlHours: r.int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 30),
+    keyCacheTtlMs: r.int('KEY_CACHE_TTL_MS', 60_000, 0, 3_600_000),
+    outboxPollMs: r.int('OUTBOX_POLL_MS', 250, 10, 60_000),
+    shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 300_000),
+    secretKey: secretKey ?? 'development-secret-key-not-for-production-use',
+  };
+  if (!/^[A-Za-z0-9_-]*$/.test(config.nats.prefix)) {
+    r.problems.push('NATS_PREFIX: letters, digits, "_" and "-" only');
+  }
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return deepFreeze(config);
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const child of Object.values(value)) {
+    if (child !== null && typeof child === 'object') deepFreeze(child as object);
+  }
+  return Object.freeze(value);
+}

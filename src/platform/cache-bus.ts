@@ -1,0 +1,59 @@
+import type { Nats } from './nats.ts';
+import type { Logger } from './logger.ts';
+
+/** What changed; every pod that caches it drops its copy. */
+export interface Invalidation {
+  kind: 'api_key' | 'workspace' | 'partner' | 'link' | 'domain';
+  id: string;
+  /** Extra lookup keys some caches are indexed by (a key hash, a host + slug). */
+  keys?: string[];
+}
+
+type Handler = (message: Invalidation) => void;
+
+/**
+ * Broadcast of cache invalidations over a core NATS subject (DESIGN: `cache.invalidate`): no persistence is wanted,
+ * a pod that was not connected has no stale cache to drop beyond its own TTL.
+ */
+export class CacheBus {
+  private readonly nats: Nats;
+  private readonly logger: Logger;
+  private readonly handlers: Handler[] = [];
+  private subscribed = false;
+
+  constructor(nats: Nats, logger: Logger) {
+    this.nats = nats;
+    this.logger = logger;
+  }
+
+  on(handler: Handler): void {
+    this.handlers.push(handler);
+    if (this.subscribed) return;
+    this.subscribed = true;
+    const sub = this.nats.nc.subscribe(this.nats.subjects.cacheInvalidate);
+    void (async () => {
+      for await (const msg of sub) {
+        let message: Invalidation;
+        try {
+          message = msg.json<Invalidation>();
+        } catch {
+          this.logger.warn('ignored a malformed cache invalidation');
+          continue;
+        }
+        for (const h of this.handlers) h(message);
+      }
+    })();
+  }
+
+  /** Publishes and flushes, so the caller knows the server has the message when this resolves. */
+  async publish(message: Invalidation): Promise<void> {
+    // Local handlers first: the pod that made the change must never serve its own stale copy.
+    for (const h of this.handlers) h(message);
+    try {
+      this.nats.nc.publish(this.nats.subjects.cacheInvalidate, JSON.stringify(message));
+      await this.nats.nc.flush();
+    } catch (error) {
+      this.logger.error({ err: error, invalidation: message }, 'cache invalidation not broadcast');
+    }
+  }
+}

@@ -1,0 +1,161 @@
+// Domain errors: one class per failure, each with the spec's stable code and the facts that explain it.
+// Services and stores throw these; only src/http decides what HTTP looks like.
+
+export type ErrorCode =
+  | 'unauthorized'
+  | 'forbidden'
+  | 'insufficient_scope'
+  | 'plan_restricted'
+  | 'not_found'
+  | 'invalid_request'
+  | 'validation_failed'
+  | 'conflict'
+  | 'quota_exceeded'
+  | 'rate_limited'
+  | 'not_configured'
+  | 'internal'
+  | 'invalid_click_id'
+  | 'attribution_expired';
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetail[] | undefined;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; details?: ErrorDetail[] }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.details = options?.details;
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = 'A valid API key is required: send Authorization: Bearer <key>.') {
+    super('unauthorized', message);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super('forbidden', message);
+  }
+}
+
+export class WrongKeyKindError extends ForbiddenError {
+  readonly required: 'workspace' | 'partner';
+  constructor(required: 'workspace' | 'partner') {
+    super(`This endpoint requires a ${required} key (${required === 'workspace' ? 'lp_live_' : 'lpp_live_'}…).`);
+    this.required = required;
+  }
+}
+
+export class InsufficientScopeError extends AppError {
+  readonly scope: string;
+  constructor(scope: string) {
+    super('insufficient_scope', `This key lacks the scope "${scope}".`);
+    this.scope = scope;
+  }
+}
+
+export class PlanRestrictedError extends AppError {
+  readonly capability: string;
+  constructor(capability: string, planId: string) {
+    super('plan_restricted', `The "${planId}" plan does not include the capability "${capability}".`);
+    this.capability = capability;
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(what = 'resource') {
+    super('not_found', `The ${what} does not exist.`);
+  }
+}
+
+export class InvalidRequestError extends AppError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid_request', message, options);
+  }
+}
+
+/** A request the route exists for but whose method it does not support (answered 405 with Allow). */
+export class MethodNotAllowedError extends InvalidRequestError {
+  readonly allowed: readonly string[];
+  constructor(method: string, allowed: readonly string[]) {
+    super(`Method ${method} is not allowed here; allowed: ${allowed.join(', ')}.`);
+    this.allowed = allowed;
+  }
+}
+
+/** A body over the configured size (answered 413). */
+export class PayloadTooLargeError extends InvalidRequestError {
+  readonly limitBytes: number;
+  constructor(limitBytes: number) {
+    super(`The request body exceeds ${limitBytes} bytes.`);
+    this.limitBytes = limitBytes;
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(details: ErrorDetail[], message = 'The request failed validation; see details.') {
+    super('validation_failed', message, { details });
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('conflict', message, options);
+  }
+}
+
+export class IdempotencyKeyReusedError extends ConflictError {
+  constructor() {
+    super('This Idempotency-Key was already used with a different request.');
+  }
+}
+
+export class IdempotencyInProgressError extends ConflictError {
+  constructor() {
+    super('A request with this Idempotency-Key is still being processed; retry later.');
+  }
+}
+
+export class QuotaExceededError extends AppError {
+  readonly quota: string;
+  readonly limit: number;
+  constructor(quota: string, limit: number) {
+    super('quota_exceeded', `The plan's ${quota} quota (${limit}) is exhausted.`);
+    this.quota = quota;
+    this.limit = limit;
+  }
+}
+
+export class RateLimitedError extends AppError {
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number) {
+    super('rate_limited', `Too many requests for this key; retry in ${retryAfterSeconds} s.`);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+export class NotConfiguredError extends AppError {
+  constructor(capability: string) {
+    super('not_configured', `${capability} is not configured in this environment.`);
+  }
+}
+
+export class DuplicateKeyError extends ConflictError {
+  readonly keyValue: Record<string, unknown> | undefined;
+  constructor(message: string, keyValue: Record<string, unknown> | undefined, cause: unknown) {
+    super(message, { cause });
+    this.keyValue = keyValue;
+  }
+}
+
+/** Stores call this on driver errors so a unique-index violation becomes a conflict, never an internal error. */
+export function isDuplicateKey(error: unknown): error is { code: 11000; keyValue?: Record<string, unknown> } {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
+}

@@ -1,0 +1,140 @@
+import { connect, nanos } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { Logger } from './logger.ts';
+
+export type { NatsConnection, JetStreamClient };
+
+export class NatsUnreachableError extends Error {
+  constructor(url: string, cause: unknown) {
+    super(
+      `NATS is not reachable at ${url}. Start a server with JetStream (\`nats-server -js\`) or set NATS_URL.`,
+      { cause },
+    );
+    this.name = 'NatsUnreachableError';
+  }
+}
+
+/** Names of streams and subjects; a prefix gives each test run (or each installation sharing a server) its own. */
+export class Subjects {
+  readonly prefix: string;
+  constructor(prefix: string) {
+    this.prefix = prefix;
+  }
+  stream(base: 'EVENTS' | 'DELIVERIES' | 'CLICKS' | 'DOMAINS'): string {
+    return `${this.prefix}${base}`;
+  }
+  event(tenant: string, type: string): string {
+    return `${this.prefix}events.${tenant}.${type}`;
+  }
+  delivery(endpointId: string): string {
+    return `${this.prefix}deliveries.${endpointId}`;
+  }
+  click(workspaceId: string): string {
+    return `${this.prefix}clicks.${workspaceId}`;
+  }
+  domain(tenant: string, type: string): string {
+    return `${this.prefix}domains.${tenant}.${type}`;
+  }
+  get cacheInvalidate(): string {
+    return `${this.prefix}cache.invalidate`;
+  }
+}
+
+export interface Nats {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  subjects: Subjects;
+  isConnected(): boolean;
+  /** Drains subscriptions and pending publishes, then closes (graceful shutdown). */
+  drain(): Promise<void>;
+}
+
+export async function connectNats(options: { url: string; prefix: string; name: string; logger: Logger }): Promise<Nats> {
+  let nc: NatsConnection;
+  try {
+    nc = await connect({
+      servers: options.url,
+      name: options.name,
+      reconnect: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      timeout: 5000,
+    });
+  } catch (error) {
+    throw new NatsUnreachableError(options.url, error);
+  }
+  let connected = true;
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect') connected = false;
+      if (status.type === 'reconnect') connected = true;
+      if (status.type === 'disconnect' || status.type === 'reconnect') {
+        options.logger.warn({ nats: status.type, server: options.url }, `nats ${status.type}`);
+      }
+    }
+  })();
+  const js = jetstream(nc, { timeout: 5000 });
+  const jsm = await jetstreamManager(nc, { timeout: 5000 });
+  return {
+    nc,
+    js,
+    jsm,
+    subjects: new Subjects(options.prefix),
+    isConnected: () => connected && !nc.isClosed(),
+    drain: async () => {
+      if (!nc.isClosed()) await nc.drain();
+    },
+  };
+}
+
+interface StreamSpec {
+  base: 'EVENTS' | 'DELIVERIES' | 'CLICKS' | 'DOMAINS';
+  subject: string;
+  maxAgeMs: number;
+}
+
+const DAY = 86_400_000;
+
+const STREAMS: readonly StreamSpec[] = [
+  { base: 'EVENTS', subject: 'events.>', maxAgeMs: 7 * DAY },
+  // Retries reach 12 h after the first attempt, so deliveries must outlive the whole schedule.
+  { base: 'DELIVERIES', subject: 'deliveries.>', maxAgeMs: 3 * DAY },
+  { base: 'CLICKS', subject: 'clicks.>', maxAgeMs: 3 * DAY },
+  { base: 'DOMAINS', subject: 'domains.>', maxAgeMs: 7 * DAY },
+];
+
+/**
+ * Creates or updates the streams, so every process can run it at start-up in any order. The duplicate window is
+ * what makes a re-published outbox row harmless, so it is long (an hour by default) rather than JetStream's 2 min.
+ */
+export async function provisionStreams(nats: Nats, duplicateWindowMs: number): Promise<void> {
+  for (const spec of STREAMS) {
+    const name = nats.subjects.stream(spec.base);
+    const config = {
+      subjects: [`${nats.subjects.prefix}${spec.subject}`],
+      max_age: nanos(spec.maxAgeMs),
+      duplicate_window: nanos(Math.min(duplicateWindowMs, spec.maxAgeMs)),
+    };
+    try {
+      const info = await nats.jsm.streams.info(name);
+      const current = info.config;
+      if (
+        current.subjects?.join() !== config.subjects.join() ||
+        current.max_age !== config.max_age ||
+        current.duplicate_window !== config.duplicate_window
+      ) {
+        await nats.jsm.streams.update(name, { ...current, ...config });
+      }
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'StreamNotFoundError') throw error;
+      try {
+        await nats.jsm.streams.add({ name, ...config });
+      } catch (addError) {
+        // Another replica created it between our info and add: that is the state we wanted.
+        if (!/already in use|exists/i.test(String((addError as Error).message))) throw addError;
+      }
+    }
+  }
+}
