@@ -1,0 +1,174 @@
+// `linkplane`: tenancy administration against the same MongoDB as the processes (MONGODB_URI; by default the
+// all-in-one's devdb on 127.0.0.1:27017). Every command prints JSON on stdout; errors print a JSON envelope on
+// stderr and exit non-zero (2 for a usage error).
+import { parseArgs } from 'node:util';
+import { MongoClient } from 'mongodb';
+import { connect } from '@nats-io/transport-node';
+import { pino } from 'pino';
+import { AppError, ValidationError } from '../platform/errors.ts';
+import { KeyStore, type ApiKeyDoc } from '../keys/key.store.ts';
+import { KeyService } from '../keys/key.service.ts';
+import { ALL_SCOPES, SCOPE_AREAS, parseScopeList } from '../keys/scopes.ts';
+import { WorkspaceStore } from '../workspace/workspace.store.ts';
+import { UsageStore } from '../workspace/usage.store.ts';
+import { WorkspaceService } from '../workspace/workspace.service.ts';
+import { PLANS } from '../workspace/plans.ts';
+import { PartnerStore } from '../partner/partner.store.ts';
+import { PartnerService } from '../partner/partner.service.ts';
+import { Subjects } from '../platform/nats.ts';
+import { keyInfo } from '../keys/key.routes.ts';
+
+const USAGE = `linkplane <command>
+
+  workspace create --name N [--plan free|pro|business|enterprise] [--partner ID]
+  partner create --name N
+  key create (--workspace ID | --partner ID) --scopes LIST|all [--expires-at ISO] [--name N]
+  key list [--workspace ID | --partner ID]
+  key revoke ID
+  key scopes            every scope name
+  plans                 the plans, their limits and capabilities
+
+Environment: MONGODB_URI (default mongodb://127.0.0.1:27017/?directConnection=true), MONGODB_DB (linkplane),
+NATS_URL (nats://127.0.0.1:4222) and NATS_PREFIX, to broadcast a revocation to running processes.`;
+
+class UsageError extends Error {}
+
+interface Io {
+  out: (value: unknown) => void;
+  env: Record<string, string | undefined>;
+}
+
+export async function runCli(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      partner: { type: 'string' },
+      workspace: { type: 'string' },
+      scopes: { type: 'string' },
+      'expires-at': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [noun, verb, arg] = positionals;
+  if (values.help || noun === undefined) throw new UsageError(USAGE);
+  if (noun === 'plans') return print(io, Object.values(PLANS));
+  if (noun === 'key' && verb === 'scopes') return print(io, { scopes: ALL_SCOPES, areas: SCOPE_AREAS });
+
+  const uri = io.env.MONGODB_URI || 'mongodb://127.0.0.1:27017/?directConnection=true';
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000, appName: 'linkplane-cli' });
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new Error(`cannot reach MongoDB at ${uri} (is \`make run\` running, or MONGODB_URI set?): ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    const db = client.db(io.env.MONGODB_DB || 'linkplane');
+    const workspaces = new WorkspaceStore(db);
+    const partners = new PartnerStore(db);
+    const keyStore = new KeyStore(db);
+    const keys = new KeyService({
+      keys: keyStore,
+      workspaces,
+      partners,
+      logger: pino({ level: 'silent' }),
+      cacheTtlMs: 0,
+      defaultRateLimits: { workspacePerMinute: 600, partnerPerMinute: 1200 },
+    });
+    const command = `${noun} ${verb ?? ''}`.trim();
+    switch (command) {
+      case 'workspace create': {
+        const service = new WorkspaceService({ workspaces, partners, usage: new UsageStore(db), defaultRatePerMinute: 600 });
+        const ws = await service.create({ name: required(values.name, '--name'), planId: values.plan, partnerId: values.partner ?? null });
+        return print(io, { id: ws._id, name: ws.name, plan: ws.plan_id, partner_id: ws.partner_id, created_at: ws.created_at });
+      }
+      case 'partner create': {
+        const partner = await new PartnerService(partners).create({ name: required(values.name, '--name') });
+        return print(io, { id: partner._id, name: partner.name, created_at: partner.created_at });
+      }
+      case 'key create': {
+        if (Boolean(values.workspace) === Boolean(values.partner)) throw new UsageError('key create needs exactly one of --workspace ID or --partner ID');
+        const { scopes, unknown } = parseScopeList(required(values.scopes, '--scopes'));
+        if (unknown.length > 0) {
+          throw new ValidationError(unknown.map((s) => ({ path: 'scopes', message: `unknown scope "${s}" (see \`linkplane key scopes\`)` })));
+        }
+        const expiresAt = values['expires-at'] === undefined ? null : parseDate(values['expires-at']);
+        const created = await keys.create({
+          kind: values.workspace ? 'workspace' : 'partner',
+          ownerId: (values.workspace ?? values.partner)!,
+          scopes,
+          name: values.name ?? null,
+          expiresAt,
+        });
+        return print(io, { key: created.key, ...view(created.record), note: 'The key is shown only now; it is stored as a hash.' });
+      }
+      case 'key list': {
+        const filter = values.workspace ? { workspace_id: values.workspace } : values.partner ? { partner_id: values.partner } : {};
+        return print(io, { data: (await keyStore.list(filter)).map(view) });
+      }
+      case 'key revoke': {
+        const revoked = await keys.revoke(required(arg, 'ID'), null);
+        const broadcast = await broadcastRevocation(io.env, revoked._id);
+        return print(io, { ...view(revoked), broadcast });
+      }
+      default:
+        throw new UsageError(USAGE);
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+function view(key: Omit<ApiKeyDoc, 'key_hash'>): Record<string, unknown> {
+  return { ...keyInfo(key), revoked_at: key.revoked_at?.toISOString() ?? null };
+}
+
+/** Running processes cache keys; this tells every one of them to drop the revoked key now. */
+async function broadcastRevocation(env: Record<string, string | undefined>, id: string): Promise<boolean> {
+  try {
+    const nc = await connect({ servers: env.NATS_URL || 'nats://127.0.0.1:4222', timeout: 2000, name: 'linkplane-cli' });
+    nc.publish(new Subjects(env.NATS_PREFIX ?? '').cacheInvalidate, JSON.stringify({ kind: 'api_key', id }));
+    await nc.drain();
+    return true;
+  } catch {
+    // Without NATS the running processes notice at their key cache's expiry (KEY_CACHE_TTL_MS, 60 s by default).
+    return false;
+  }
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') throw new UsageError(`missing ${flag}\n\n${USAGE}`);
+  return value;
+}
+
+function parseDate(text: string): Date {
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(text)) {
+    throw new ValidationError([{ path: 'expires_at', message: 'must be an ISO 8601 date-time' }]);
+  }
+  return date;
+}
+
+function print(io: Io, value: unknown): number {
+  io.out(value);
+  return 0;
+}
+
+if (import.meta.main) {
+  runCli(process.argv.slice(2), { out: (v) => console.log(JSON.stringify(v, null, 2)), env: process.env })
+    .then((code) => process.exit(code))
+    .catch((error: unknown) => {
+      if (error instanceof UsageError) {
+        console.error(error.message);
+        process.exit(2);
+      }
+      const body =
+        error instanceof AppError
+          ? { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } }
+          : { error: { code: 'internal', message: (error as Error).message } };
+      console.error(JSON.stringify(body, null, 2));
+      process.exit(1);
+    });
+}

@@ -1,0 +1,41 @@
+import { newId } from '../platform/ids.ts';
+import { ValidationError } from '../platform/errors.ts';
+import type { PartnerDoc, PartnerStore } from './partner.store.ts';
+import { clientPage, type WorkspaceDoc, type WorkspaceStore } from '../workspace/workspace.store.ts';
+import { decodeCursor, encodeCursor } from '../http/cursor.ts';
+import type { Client } from './partner.schemas.ts';
+
+export function clientView(ws: WorkspaceDoc): Client {
+  return { id: ws._id, name: ws.name, plan: ws.plan_id, created_at: ws.created_at.toISOString() };
+}
+
+export class PartnerService {
+  private readonly partners: PartnerStore;
+  private readonly workspaces: WorkspaceStore | null;
+  constructor(partners: PartnerStore, workspaces: WorkspaceStore | null = null) {
+    this.partners = partners;
+    this.workspaces = workspaces;
+  }
+
+  async create(input: { name: string }): Promise<PartnerDoc> {
+    const name = input.name.trim();
+    if (name.length === 0 || name.length > 120) throw new ValidationError([{ path: 'name', message: 'must be 1 to 120 characters' }]);
+    const doc: PartnerDoc = { _id: newId('ptr'), name, rate_limit_per_minute: null, created_at: new Date() };
+    await this.partners.insert(doc);
+    return doc;
+  }
+
+  async listClients(partnerId: string, cursor: string | undefined, limit: number): Promise<{ data: Client[]; pagination: { next_cursor: string | null; has_more: boolean } }> {
+    if (!this.workspaces) throw new Error('PartnerService was built without the workspace store');
+    const after = cursor === undefined ? null : (decodeCursor(cursor, { id: 'string' }).id as string);
+    // One extra row tells whether another page exists without a count.
+    const rows = await clientPage(this.workspaces, partnerId, after, limit + 1);
+    const page = rows.slice(0, limit);
+    const hasMore = rows.length > limit;
+    const last = page.at(-1);
+    return {
+      data: page.map(clientView),
+      pagination: { next_cursor: hasMore && last ? encodeCursor({ id: last._id }) : null, has_more: hasMore },
+    };
+  }
+}

@@ -1,0 +1,41 @@
+import type { Collection, Db } from 'mongodb';
+import type { PlanLimits } from './plans.ts';
+
+export interface WorkspaceDoc {
+  _id: string;
+  name: string;
+  plan_id: string;
+  /** The partner that owns this workspace as a client, if any. */
+  partner_id: string | null;
+  limits_override: Partial<PlanLimits> | null;
+  created_at: Date;
+}
+
+export class WorkspaceStore {
+  readonly collection: Collection<WorkspaceDoc>;
+  constructor(db: Db) {
+    this.collection = db.collection<WorkspaceDoc>('workspaces');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([{ key: { partner_id: 1, _id: 1 }, name: 'partner_clients' }]);
+  }
+
+  async insert(doc: WorkspaceDoc): Promise<void> {
+    await this.collection.insertOne(doc);
+  }
+
+  findById(id: string): Promise<WorkspaceDoc | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return (await this.collection.findOne({}, { projection: { _id: 1 } })) === null;
+  }
+}
+
+/** Client workspaces of a partner in `_id` order (the stable identifier order GET /partner/clients promises). */
+export function clientPage(store: WorkspaceStore, partnerId: string, after: string | null, limit: number): Promise<WorkspaceDoc[]> {
+  const filter = after === null ? { partner_id: partnerId } : { partner_id: partnerId, _id: { $gt: after } };
+  return store.collection.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+}
