@@ -1,0 +1,47 @@
+import type { Next } from 'koa';
+import { InsufficientScopeError, PlanRestrictedError, UnauthorizedError, WrongKeyKindError } from '../platform/errors.ts';
+import type { KeyService, Principal } from '../keys/key.service.ts';
+import type { KeyKind } from '../keys/key.store.ts';
+import type { Scope } from '../keys/scopes.ts';
+import type { Capability } from '../workspace/plans.ts';
+import type { ApiContext } from './context.ts';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** Resolves the bearer key for every /v1 request before routing, so each answer carries rate-limit headers. */
+export function authenticate(keys: KeyService) {
+  return async function authenticateRequest(ctx: ApiContext, next: Next): Promise<void> {
+    const match = BEARER.exec(ctx.get('Authorization'));
+    ctx.state.principal = await keys.authenticate(match?.[1]);
+    await next();
+  };
+}
+
+export interface Requirement {
+  kind: KeyKind | 'any';
+  /** Null: any valid key may call it (only for endpoints about the key itself). */
+  scope: Scope | null;
+}
+
+export function principalOf(ctx: ApiContext): Principal {
+  const principal = ctx.state.principal;
+  if (!principal) throw new UnauthorizedError();
+  return principal;
+}
+
+/** Checks the key kind first (403 forbidden), then the scope (403 insufficient_scope naming it). */
+export function authorize(principal: Principal, requirement: Requirement): void {
+  if (requirement.kind !== 'any' && principal.kind !== requirement.kind) throw new WrongKeyKindError(requirement.kind);
+  if (requirement.scope !== null && !principal.scopes.has(requirement.scope)) throw new InsufficientScopeError(requirement.scope);
+}
+
+export function workspaceOf(ctx: ApiContext): Extract<Principal, { kind: 'workspace' }> {
+  const principal = principalOf(ctx);
+  if (principal.kind !== 'workspace') throw new WrongKeyKindError('workspace');
+  return principal;
+}
+
+/** Throws 403 plan_restricted when the workspace's plan lacks the capability. */
+export function requireCapability(principal: Extract<Principal, { kind: 'workspace' }>, capability: Capability): void {
+  if (!principal.plan.capabilities.includes(capability)) throw new PlanRestrictedError(capability, principal.plan.id);
+}

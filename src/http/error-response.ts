@@ -1,0 +1,64 @@
+import {
+  AppError,
+  MethodNotAllowedError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  type ErrorCode,
+  type ErrorDetail,
+} from '../platform/errors.ts';
+import { ERROR_CATALOGUE, docUrl } from './error-catalogue.ts';
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; doc_url: string; details?: ErrorDetail[] };
+}
+
+export interface ErrorResponse {
+  status: number;
+  body: ErrorBody;
+  headers: Record<string, string>;
+  /** Unexpected errors are logged with their stack; expected ones are part of normal traffic. */
+  unexpected: boolean;
+}
+
+/** The spec's envelope (part 7) for any thrown value; unknown errors become `internal` with a generic message. */
+export function toErrorResponse(error: unknown, docsBaseUrl: string): ErrorResponse {
+  if (!(error instanceof AppError)) {
+    const status = httpStatusOf(error);
+    // Errors raised by Koa or Node for a client mistake (a bad URI, a closed body) are the client's, not ours.
+    if (status !== undefined && status >= 400 && status < 500) {
+      const code: ErrorCode = status === 404 ? 'not_found' : 'invalid_request';
+      return envelope(code, status, (error as Error).message || 'Bad request.', undefined, {}, docsBaseUrl, false);
+    }
+    return envelope('internal', 500, 'An unexpected error occurred.', undefined, {}, docsBaseUrl, true);
+  }
+  const headers: Record<string, string> = {};
+  let status = ERROR_CATALOGUE[error.code].status;
+  if (error instanceof RateLimitedError) headers['Retry-After'] = String(error.retryAfterSeconds);
+  if (error instanceof MethodNotAllowedError) {
+    status = 405;
+    headers.Allow = error.allowed.join(', ');
+  }
+  if (error instanceof PayloadTooLargeError) status = 413;
+  return envelope(error.code, status, error.message, error.details, headers, docsBaseUrl, status >= 500 && error.code === 'internal');
+}
+
+function envelope(
+  code: ErrorCode,
+  status: number,
+  message: string,
+  details: ErrorDetail[] | undefined,
+  headers: Record<string, string>,
+  docsBaseUrl: string,
+  unexpected: boolean,
+): ErrorResponse {
+  const body: ErrorBody = { error: { code, message, doc_url: docUrl(docsBaseUrl, code) } };
+  if (details) body.error.details = details;
+  return { status, body, headers, unexpected };
+}
+
+function httpStatusOf(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { status, statusCode, expose } = error as { status?: unknown; statusCode?: unknown; expose?: unknown };
+  const value = typeof status === 'number' ? status : typeof statusCode === 'number' ? statusCode : undefined;
+  return value !== undefined && expose !== false ? value : undefined;
+}

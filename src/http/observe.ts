@@ -1,0 +1,46 @@
+import { randomBase62 } from '../platform/ids.ts';
+import type { Next } from 'koa';
+import type { Logger } from '../platform/logger.ts';
+import type { HttpMetrics } from '../platform/metrics.ts';
+import type { ApiContext } from './context.ts';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Request ids: a random prefix per process and a counter, unique across replicas and restarts without drawing
+ * random bytes for every request.
+ */
+function requestIds(): () => string {
+  const prefix = randomBase62(10);
+  let counter = 0;
+  return () => `${prefix}-${(++counter).toString(36)}`;
+}
+
+export type ErrorResponder = (ctx: ApiContext, error: unknown) => void;
+
+/**
+ * The outermost middleware: a request id (the caller's if it sent a sane one), the one place a thrown error
+ * becomes a response (`respond`), then one log line and one histogram sample per request. Routes are labelled by
+ * their template (`/v1/links/:id`), never the raw path, so neither the log index nor the metric cardinality grows
+ * with traffic. One layer, not three: every Koa layer is a promise per request on the hot path.
+ */
+export function observe(logger: Logger, metrics: HttpMetrics, respond: ErrorResponder) {
+  const nextId = requestIds();
+  return async function observeRequest(ctx: ApiContext, next: Next): Promise<void> {
+    const start = performance.now();
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = incoming !== '' && REQUEST_ID.test(incoming) ? incoming : nextId();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+    } catch (error) {
+      respond(ctx, error);
+    }
+    const ms = performance.now() - start;
+    const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.status === 404 ? 'unmatched' : ctx.path);
+    const status = ctx.status;
+    metrics.requestDuration.observe(ctx.method, route, status, ms / 1000);
+    logger.info({ req_id: requestId, method: ctx.method, route, status, ms: Math.round(ms * 100) / 100 });
+  };
+}

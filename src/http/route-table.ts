@@ -1,0 +1,57 @@
+import type Router from '@koa/router';
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { ApiContext } from './context.ts';
+import { authorize, principalOf, type Requirement } from './auth.ts';
+import { bodyValidator, queryValidator } from './validation.ts';
+import { bodyOf } from './body.ts';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface ResponseSpec {
+  status: number;
+  description: string;
+  schema?: TSchema;
+  contentType?: string;
+}
+
+/**
+ * One declaration per endpoint: the router mounts it, the validators come from its schemas, and the OpenAPI
+ * document is generated from the same list, so the published contract cannot drift from what is enforced.
+ */
+export interface RouteSpec<Q extends TSchema = TSchema, B extends TSchema = TSchema> {
+  method: Method;
+  /** Koa path relative to /v1, e.g. `/links/:id`. */
+  path: string;
+  operationId: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  /** Null: public, no key (the OpenAPI document itself). */
+  auth: Requirement | null;
+  query?: Q;
+  body?: B;
+  responses: ResponseSpec[];
+  /** Documented error codes beyond the ones every authenticated endpoint can answer. */
+  errors?: string[];
+  handler: (ctx: ApiContext, input: { query: Static<Q>; body: Static<B>; params: Record<string, string> }) => Promise<void> | void;
+}
+
+export function route<Q extends TSchema = TSchema, B extends TSchema = TSchema>(spec: RouteSpec<Q, B>): RouteSpec {
+  return spec as unknown as RouteSpec;
+}
+
+export function mount(router: Router<ApiContext['state']>, routes: readonly RouteSpec[]): void {
+  for (const spec of routes) {
+    const validateQuery = spec.query ? queryValidator(spec.query) : null;
+    const validateBody = spec.body ? bodyValidator(spec.body) : null;
+    const method = spec.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    router[method](spec.path, async (ctx) => {
+      const c = ctx as unknown as ApiContext;
+      if (spec.auth) authorize(principalOf(c), spec.auth);
+      // Query strings arrive as strings (or arrays when repeated); validators coerce and bound them.
+      const query = validateQuery ? validateQuery({ ...c.query }) : {};
+      const body = validateBody ? validateBody(bodyOf(c)) : undefined;
+      await spec.handler(c, { query, body, params: c.params });
+    });
+  }
+}

@@ -1,0 +1,105 @@
+import Koa, { type Middleware } from 'koa';
+import compose from 'koa-compose';
+import Router from '@koa/router';
+import type { Infra } from './infra.ts';
+import type { Service } from './service.ts';
+import type { ApiContext, ApiState } from '../http/context.ts';
+import { observe } from '../http/observe.ts';
+import { errorEnvelope } from '../http/errors.ts';
+import { opsEndpoints } from '../http/ops.ts';
+import { authenticate } from '../http/auth.ts';
+import { rateLimit } from '../http/rate-limit.ts';
+import { jsonBody } from '../http/body.ts';
+import { idempotency } from '../http/idempotency.ts';
+import { mount, type RouteSpec } from '../http/route-table.ts';
+import { fallback } from '../http/fallback.ts';
+import { listen, type HttpServer } from '../platform/http-server.ts';
+import { NotFoundError } from '../platform/errors.ts';
+import { KeyService } from '../keys/key.service.ts';
+import { WorkspaceService } from '../workspace/workspace.service.ts';
+import { workspaceRoutes } from '../workspace/workspace.routes.ts';
+import { PartnerService } from '../partner/partner.service.ts';
+import { partnerRoutes } from '../partner/partner.routes.ts';
+import { keyRoutes } from '../keys/key.routes.ts';
+
+/** Paths under /v1 answered without a key. */
+const PUBLIC_PATHS = new Set(['/v1/openapi.json']);
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export interface ApiService extends Service {
+  readonly app: Koa<ApiState>;
+  readonly keys: KeyService;
+  readonly routes: readonly RouteSpec[];
+  port(): number;
+}
+
+/** The api process: config → stores → services → routes, as a wiring diagram. */
+export function buildApi(infra: Infra): ApiService {
+  const { config, logger, metrics, mongo, nats, bus, stores } = infra;
+
+  const keys = new KeyService({
+    keys: stores.keys,
+    workspaces: stores.workspaces,
+    partners: stores.partners,
+    logger,
+    cacheTtlMs: config.keyCacheTtlMs,
+    defaultRateLimits: config.rateLimit,
+  });
+  keys.subscribe(bus);
+  const workspaces = new WorkspaceService({
+    workspaces: stores.workspaces,
+    partners: stores.partners,
+    usage: stores.usage,
+    defaultRatePerMinute: config.rateLimit.workspacePerMinute,
+  });
+
+  const partners = new PartnerService(stores.partners, stores.workspaces);
+
+  const routes: RouteSpec[] = [...keyRoutes(), ...workspaceRoutes(workspaces), ...partnerRoutes(partners, workspaces)];
+  const v1 = new Router<ApiState>({ prefix: '/v1' });
+  mount(v1, routes);
+
+  // Layers are chosen per request instead of stacked: a GET never passes through the body parser or the
+  // idempotency check, and operations endpoints never through authentication (each Koa layer costs every request).
+  const routing = [v1.routes() as Middleware<ApiState>, fallback(v1)];
+  const reads = compose<ApiContext>([authenticate(keys), rateLimit(stores.rateLimiter), ...routing]);
+  const mutations = compose<ApiContext>([
+    authenticate(keys),
+    rateLimit(stores.rateLimiter),
+    jsonBody(config.bodyLimitBytes),
+    idempotency({ store: stores.idempotency, docsBaseUrl: config.docsBaseUrl }),
+    ...routing,
+  ]);
+  const unauthenticated = compose<ApiContext>(routing);
+  const ops = opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping() }), { errorDocs: true });
+  const outsideV1 = () => {
+    throw new NotFoundError('route');
+  };
+
+  const app = new Koa<ApiState>();
+  app.silent = true;
+  app.use(observe(logger, metrics, errorEnvelope(logger, config.docsBaseUrl)));
+  app.use((ctx: ApiContext) => {
+    if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return ops(ctx, outsideV1);
+    if (PUBLIC_PATHS.has(ctx.path)) return unauthenticated(ctx);
+    // Every /v1 answer from here on carries the key's rate-limit headers, a 404 or a 405 included.
+    return READ_METHODS.has(ctx.method) ? reads(ctx) : mutations(ctx);
+  });
+
+  let server: HttpServer | null = null;
+  return {
+    name: 'api',
+    app,
+    keys,
+    routes,
+    port: () => server?.port ?? config.apiPort,
+    async start() {
+      server = await listen(app.callback(), config.apiPort, config.host);
+      logger.info({ port: server.port, nats: nats.isConnected() }, `api listening on http://${config.host}:${server.port}/v1`);
+    },
+    async stop() {
+      await server?.close(config.shutdownTimeoutMs);
+      await stores.rateLimiter.close();
+    },
+  };
+}

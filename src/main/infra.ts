@@ -1,0 +1,54 @@
+import type { Config } from '../config/config.ts';
+import { createLogger, type Logger } from '../platform/logger.ts';
+import { createMetrics, type HttpMetrics } from '../platform/metrics.ts';
+import { connectMongo, type Mongo } from '../platform/mongo.ts';
+import { connectNats, provisionStreams, type Nats } from '../platform/nats.ts';
+import { CacheBus } from '../platform/cache-bus.ts';
+import { Stores } from './stores.ts';
+
+/** The clients a process shares between its parts (all-in-one shares them between api, redirect and worker). */
+export interface Infra {
+  config: Config;
+  logger: Logger;
+  metrics: HttpMetrics;
+  mongo: Mongo;
+  nats: Nats;
+  bus: CacheBus;
+  stores: Stores;
+  /** Drains NATS, closes MongoDB, flushes logs: the last steps of a graceful shutdown. */
+  close(): Promise<void>;
+}
+
+export async function openInfra(
+  config: Config,
+  mongoUri: string,
+  options: { logDestination?: NodeJS.WritableStream } = {},
+): Promise<Infra> {
+  const { logger, flush } = createLogger({ level: config.logLevel, name: config.process, destination: options.logDestination });
+  const metrics = createMetrics(config.process);
+  const nats = await connectNats({ url: config.nats.url, prefix: config.nats.prefix, name: `linkplane-${config.process}`, logger });
+  let mongo: Mongo;
+  try {
+    mongo = await connectMongo(mongoUri, config.mongo.db, `linkplane-${config.process}`);
+  } catch (error) {
+    await nats.drain();
+    throw error;
+  }
+  const stores = new Stores(mongo.db, logger, config);
+  // Idempotent: every replica of every process runs these at start-up, in any order.
+  await Promise.all([stores.ensureIndexes(), provisionStreams(nats, config.nats.duplicateWindowMs)]);
+  return {
+    config,
+    logger,
+    metrics,
+    mongo,
+    nats,
+    bus: new CacheBus(nats, logger),
+    stores,
+    async close() {
+      await nats.drain().catch((error: unknown) => logger.warn({ err: error }, 'nats drain failed'));
+      await mongo.close().catch((error: unknown) => logger.warn({ err: error }, 'mongodb close failed'));
+      flush();
+    },
+  };
+}

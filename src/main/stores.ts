@@ -1,0 +1,41 @@
+import type { Db } from 'mongodb';
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../platform/logger.ts';
+import { RateLimiter } from '../platform/rate-limiter.ts';
+import { KeyStore } from '../keys/key.store.ts';
+import { WorkspaceStore } from '../workspace/workspace.store.ts';
+import { UsageStore } from '../workspace/usage.store.ts';
+import { PartnerStore } from '../partner/partner.store.ts';
+import { EventStore } from '../events/event.store.ts';
+import { IdempotencyStore } from '../http/idempotency.store.ts';
+
+/** Every store over one database; `ensureIndexes` creates what their queries need. */
+export class Stores {
+  readonly workspaces: WorkspaceStore;
+  readonly partners: PartnerStore;
+  readonly keys: KeyStore;
+  readonly usage: UsageStore;
+  readonly events: EventStore;
+  readonly idempotency: IdempotencyStore;
+  readonly rateLimiter: RateLimiter;
+
+  constructor(db: Db, logger: Logger, config: Config) {
+    this.workspaces = new WorkspaceStore(db);
+    this.partners = new PartnerStore(db);
+    this.keys = new KeyStore(db);
+    this.usage = new UsageStore(db);
+    this.events = new EventStore(db);
+    this.idempotency = new IdempotencyStore(db, config.idempotencyTtlHours);
+    this.rateLimiter = new RateLimiter(db, logger);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await Promise.all([
+      this.workspaces.ensureIndexes(),
+      this.keys.ensureIndexes(),
+      this.events.ensureIndexes(),
+      this.idempotency.ensureIndexes(),
+      this.rateLimiter.ensureIndexes(),
+    ]);
+  }
+}

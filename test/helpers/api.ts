@@ -1,0 +1,30 @@
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../src/config/config.ts';
+import { openInfra, type Infra } from '../../src/main/infra.ts';
+import { buildApi, type ApiService } from '../../src/main/api.ts';
+
+export interface RunningApi {
+  url: string;
+  infra: Infra;
+  api: ApiService;
+  stop(): Promise<void>;
+}
+
+const discard = new Writable({ write: (_chunk, _enc, done) => done() });
+
+/** The api composition root in this process, listening on a real socket on an ephemeral port. */
+export async function startApi(env: Record<string, string>): Promise<RunningApi> {
+  const config = loadConfig('api', env);
+  const infra = await openInfra(config, env.MONGODB_URI!, { logDestination: discard });
+  const api = buildApi(infra);
+  await api.start();
+  return {
+    url: `http://127.0.0.1:${api.port()}`,
+    infra,
+    api,
+    async stop() {
+      await api.stop();
+      await infra.close();
+    },
+  };
+}

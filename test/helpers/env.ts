@@ -1,0 +1,27 @@
+import { randomBase62 } from '../../src/platform/ids.ts';
+import type { TestMongo } from './mongo.ts';
+
+export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+
+/** A fresh stream prefix, so each test's JetStream streams and subjects are its own. */
+export function natsPrefix(): string {
+  return `t${randomBase62(8)}_`;
+}
+
+/** The environment a test process runs with: its own database and stream names, ephemeral ports, no log noise. */
+export function testEnv(mongo: TestMongo, overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    MONGODB_URI: mongo.uri,
+    MONGODB_DB: mongo.dbName,
+    NATS_URL,
+    NATS_PREFIX: natsPrefix(),
+    API_PORT: '0',
+    REDIRECT_PORT: '0',
+    WORKER_PORT: '0',
+    LOG_LEVEL: 'silent',
+    OUTBOX_POLL_MS: '50',
+    ...overrides,
+  };
+}
