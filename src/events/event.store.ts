@@ -1,0 +1,64 @@
+import type { ClientSession, Collection, Db } from 'mongodb';
+import { newId } from '../platform/ids.ts';
+import type { EventType } from './event-types.ts';
+
+export interface EventDoc {
+  _id: string;
+  type: EventType;
+  /** The workspace the event is about; null for partner-only events about the partner itself. */
+  workspace_id: string | null;
+  /** The partner owning that workspace (or receiving the partner-only event), so fan-out reaches it too. */
+  partner_id: string | null;
+  data: Record<string, unknown>;
+  created_at: Date;
+  /** Null until the outbox relay has published the row to JetStream. */
+  published_at: Date | null;
+}
+
+export interface NewEvent {
+  type: EventType;
+  workspaceId: string | null;
+  partnerId: string | null;
+  data: Record<string, unknown>;
+}
+
+/** The `events` collection: the outbox the relay publishes from, and the log GET /events reads. */
+export class EventStore {
+  readonly collection: Collection<EventDoc>;
+  constructor(db: Db) {
+    this.collection = db.collection<EventDoc>('events');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([
+      // The relay's scan: only unpublished rows, oldest first.
+      { key: { published_at: 1, created_at: 1, _id: 1 }, name: 'outbox' },
+      { key: { workspace_id: 1, created_at: -1, _id: -1 }, name: 'workspace_log' },
+      { key: { partner_id: 1, created_at: -1, _id: -1 }, name: 'partner_log' },
+    ]);
+  }
+
+  /** Writes an event row, inside the caller's transaction when it passes its session. */
+  async append(event: NewEvent, session?: ClientSession, now = new Date()): Promise<EventDoc> {
+    const doc: EventDoc = {
+      _id: newId('evt'),
+      type: event.type,
+      workspace_id: event.workspaceId,
+      partner_id: event.partnerId,
+      data: event.data,
+      created_at: now,
+      published_at: null,
+    };
+    await this.collection.insertOne(doc, session ? { session } : {});
+    return doc;
+  }
+
+  unpublished(limit: number): Promise<EventDoc[]> {
+    return this.collection.find({ published_at: null }).sort({ created_at: 1, _id: 1 }).limit(limit).toArray();
+  }
+
+  async markPublished(ids: string[], at: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.collection.updateMany({ _id: { $in: ids }, published_at: null }, { $set: { published_at: at } });
+  }
+}

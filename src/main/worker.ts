@@ -1,0 +1,54 @@
+import Koa from 'koa';
+import type { Infra } from './infra.ts';
+import type { Service } from './service.ts';
+import type { ApiState } from '../http/context.ts';
+import { observe } from '../http/observe.ts';
+import { opsEndpoints } from '../http/ops.ts';
+import { errorEnvelope } from '../http/errors.ts';
+import { NotFoundError } from '../platform/errors.ts';
+import { listen, type HttpServer } from '../platform/http-server.ts';
+import { OutboxRelay } from '../events/outbox-relay.ts';
+import { Lease } from '../events/lease.ts';
+
+export interface WorkerService extends Service {
+  readonly relay: OutboxRelay;
+  port(): number;
+}
+
+/** The worker process: the outbox relay (one active replica, by lease) and, later, the JetStream consumers. */
+export function buildWorker(infra: Infra): WorkerService {
+  const { config, logger, metrics, mongo, nats, stores } = infra;
+  const relay = new OutboxRelay({
+    events: stores.events,
+    nats,
+    // Long enough to ride out a slow batch, short enough that a dead worker's successor starts within seconds.
+    lease: new Lease(mongo.db, 'outbox-relay', Math.max(5000, config.outboxPollMs * 20)),
+    logger,
+    registry: metrics.registry,
+    pollMs: config.outboxPollMs,
+  });
+
+  const app = new Koa<ApiState>();
+  app.silent = true;
+  app.use(observe(logger, metrics, errorEnvelope(logger, config.docsBaseUrl)));
+  app.use(opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping(), nats: nats.isConnected() })));
+  app.use(() => {
+    throw new NotFoundError('route');
+  });
+
+  let server: HttpServer | null = null;
+  return {
+    name: 'worker',
+    relay,
+    port: () => server?.port ?? config.workerPort,
+    async start() {
+      relay.start();
+      server = await listen(app.callback(), config.workerPort, config.host);
+      logger.info({ port: server.port }, `worker running (health and metrics on :${server.port})`);
+    },
+    async stop() {
+      await server?.close(config.shutdownTimeoutMs);
+      await relay.stop();
+    },
+  };
+}
