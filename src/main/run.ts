@@ -1,0 +1,99 @@
+// Entry point of every process: `node src/main/run.ts <api|redirect|worker|all-in-one>` (the image runs the
+// compiled dist/src/main/run.js). Reads config, opens the clients, starts the services, and on SIGTERM stops
+// accepting, finishes in-flight work, drains NATS and closes MongoDB.
+import { ConfigError, loadConfig, type ProcessName } from '../config/config.ts';
+import { NatsUnreachableError } from '../platform/nats.ts';
+import { openInfra, type Infra } from './infra.ts';
+import type { Service } from './service.ts';
+import { buildApi } from './api.ts';
+import { buildRedirect } from './redirect.ts';
+import { buildWorker } from './worker.ts';
+import { seedDemo } from './demo.ts';
+import { startDevDb, type DevDb } from '../devdb/index.ts';
+
+const PROCESSES: readonly ProcessName[] = ['api', 'redirect', 'worker', 'all-in-one'];
+
+async function main(): Promise<void> {
+  const name = process.argv[2] as ProcessName;
+  if (!PROCESSES.includes(name)) {
+    console.error(`usage: run.ts <${PROCESSES.join('|')}>`);
+    process.exit(2);
+  }
+  let config;
+  try {
+    config = loadConfig(name);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`linkplane ${name}: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+
+  let devdb: DevDb | null = null;
+  let mongoUri = config.mongo.uri;
+  if (mongoUri === null) {
+    devdb = await startDevDb({ port: config.devdb.port, ...(config.devdb.dataDir ? { dataDir: config.devdb.dataDir } : {}) });
+    mongoUri = devdb.uri;
+    console.error(`linkplane: development database (devdb) on ${devdb.uri}${config.devdb.dataDir ? `, kept in ${config.devdb.dataDir}` : ''}`);
+  }
+
+  let infra: Infra;
+  try {
+    infra = await openInfra(config, mongoUri);
+  } catch (error) {
+    await devdb?.stop();
+    if (error instanceof NatsUnreachableError) {
+      console.error(`linkplane ${name}: ${error.message}`);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  const services: Service[] = [];
+  const api = name === 'api' || name === 'all-in-one' ? buildApi(infra) : null;
+  if (api) services.push(api);
+  if (name === 'redirect' || name === 'all-in-one') services.push(buildRedirect(infra));
+  if (name === 'worker' || name === 'all-in-one') services.push(buildWorker(infra));
+  for (const service of services) await service.start();
+
+  if (name === 'all-in-one' && api) {
+    const demo = await seedDemo(infra.stores, api.keys, config.rateLimit.workspacePerMinute);
+    if (demo) printDemo(demo, config.publicApiUrl);
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    infra.logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 5000);
+    force.unref();
+    for (const service of [...services].reverse()) {
+      await service.stop().catch((error: unknown) => infra.logger.error({ err: error, service: service.name }, 'stop failed'));
+    }
+    await infra.close();
+    await devdb?.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+function printDemo(demo: { workspaceId: string; partnerId: string; workspaceKey: string; partnerKey: string }, apiUrl: string): void {
+  console.log(`
+Linkplane is running. A demo workspace and partner were created; their keys are shown only this once:
+
+  workspace ${demo.workspaceId}  key: ${demo.workspaceKey}
+  partner   ${demo.partnerId}  key: ${demo.partnerKey}
+
+  curl -H 'Authorization: Bearer ${demo.workspaceKey}' ${apiUrl}/v1/workspace
+
+More keys: npx linkplane key create --workspace ${demo.workspaceId} --scopes all
+`);
+}
+
+main().catch((error: unknown) => {
+  console.error('linkplane: failed to start:', error);
+  process.exit(1);
+});
