@@ -1,0 +1,118 @@
+// Shared by the benchmarks: child processes for every server (so the load generator never shares their event
+// loop), autocannon runs, and the report.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
+import autocannon from 'autocannon';
+import { freePort, ROOT } from '../test/helpers/processes.ts';
+
+export interface Target {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+}
+
+export interface Sample {
+  target: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+/** Ready when `ready` (a URL) answers below 500, or (a port) accepts a TCP connection. */
+export async function startChild(script: string, args: string[], env: Record<string, string>, ready: string | number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    // Logs go where production sends them, out of the process; reading them here would load the measuring side.
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
+    if (typeof ready === 'number' ? await accepts(ready) : await answers(ready)) return child;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${script} did not become ready at ${ready}`);
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url)).status < 500;
+  } catch {
+    return false;
+  }
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+export { freePort };
+
+export async function load(target: Target, seconds: number, connections: number): Promise<Sample> {
+  const result = await autocannon({
+    url: target.url,
+    connections,
+    duration: seconds,
+    headers: target.headers ?? {},
+  });
+  return {
+    target: target.name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+/** Runs every target once per round, in turn, so drift on the machine touches all of them alike. */
+export async function interleaved(targets: Target[], rounds: number, seconds: number, connections: number): Promise<Map<string, Sample[]>> {
+  const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
+  for (const t of targets) await load(t, 1, connections); // warm-up: JIT, caches, connection pools
+  for (let round = 1; round <= rounds; round++) {
+    for (const t of targets) {
+      const s = await load(t, seconds, connections);
+      samples.get(t.name)!.push(s);
+      console.error(`round ${round} ${t.name}: ${Math.round(s.rps)} req/s p99 ${s.p99} ms${s.non2xx || s.errors ? ` (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`);
+    }
+  }
+  return samples;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function summarise(samples: Map<string, Sample[]>): Array<{ target: string; rps: number; p50: number; p99: number; non2xx: number }> {
+  return [...samples].map(([target, s]) => ({
+    target,
+    rps: Math.round(median(s.map((x) => x.rps))),
+    p50: median(s.map((x) => x.p50)),
+    p99: median(s.map((x) => x.p99)),
+    non2xx: s.reduce((n, x) => n + x.non2xx + x.errors, 0),
+  }));
+}
+
+/** The median over rounds of `a`'s rate divided by `b`'s in the same round. */
+export function pairedMedian(a: Sample[], b: Sample[]): number {
+  return median(a.map((s, i) => s.rps / b[i]!.rps));
+}
