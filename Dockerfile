@@ -34,7 +34,6 @@ COPY --from=build /app/node_modules/ node_modules/
 COPY --from=build /app/dist/ dist/
 COPY package.json ./
 COPY bin/ bin/
-COPY docs/ docs/
 
 USER 10001:10001
 # api, redirect, worker (health checks and metrics only).
