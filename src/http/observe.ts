@@ -2,6 +2,7 @@ import { randomBase62 } from '../platform/ids.ts';
 import type { Next } from 'koa';
 import type { Logger } from '../platform/logger.ts';
 import type { HttpMetrics } from '../platform/metrics.ts';
+import type { InFlight } from '../platform/http-server.ts';
 import type { ApiContext } from './context.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -24,7 +25,7 @@ export type ErrorResponder = (ctx: ApiContext, error: unknown) => void;
  * their template (`/v1/links/:id`), never the raw path, so neither the log index nor the metric cardinality grows
  * with traffic. One layer, not three: every Koa layer is a promise per request on the hot path.
  */
-export function observe(logger: Logger, metrics: HttpMetrics, respond: ErrorResponder) {
+export function observe(logger: Logger, metrics: HttpMetrics, respond: ErrorResponder, inFlight?: InFlight) {
   const nextId = requestIds();
   return async function observeRequest(ctx: ApiContext, next: Next): Promise<void> {
     const start = performance.now();
@@ -32,10 +33,13 @@ export function observe(logger: Logger, metrics: HttpMetrics, respond: ErrorResp
     const requestId = incoming !== '' && REQUEST_ID.test(incoming) ? incoming : nextId();
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
+    if (inFlight) inFlight.active += 1;
     try {
       await next();
     } catch (error) {
       respond(ctx, error);
+    } finally {
+      if (inFlight) inFlight.active -= 1;
     }
     const ms = performance.now() - start;
     const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.status === 404 ? 'unmatched' : ctx.path);

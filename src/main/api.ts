@@ -13,7 +13,7 @@ import { jsonBody } from '../http/body.ts';
 import { idempotency } from '../http/idempotency.ts';
 import { mount, type RouteSpec } from '../http/route-table.ts';
 import { fallback } from '../http/fallback.ts';
-import { listen, type HttpServer } from '../platform/http-server.ts';
+import { InFlight, listen, type HttpServer } from '../platform/http-server.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { KeyService } from '../keys/key.service.ts';
 import { WorkspaceService } from '../workspace/workspace.service.ts';
@@ -78,7 +78,8 @@ export function buildApi(infra: Infra): ApiService {
 
   const app = new Koa<ApiState>();
   app.silent = true;
-  app.use(observe(logger, metrics, errorEnvelope(logger, config.docsBaseUrl)));
+  const inFlight = new InFlight();
+  app.use(observe(logger, metrics, errorEnvelope(logger, config.docsBaseUrl), inFlight));
   app.use((ctx: ApiContext) => {
     if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return ops(ctx, outsideV1);
     if (PUBLIC_PATHS.has(ctx.path)) return unauthenticated(ctx);
@@ -94,7 +95,7 @@ export function buildApi(infra: Infra): ApiService {
     routes,
     port: () => server?.port ?? config.apiPort,
     async start() {
-      server = await listen(app.callback(), config.apiPort, config.host);
+      server = await listen(app.callback(), config.apiPort, config.host, inFlight);
       logger.info({ port: server.port, nats: nats.isConnected() }, `api listening on http://${config.host}:${server.port}/v1`);
     },
     async stop() {

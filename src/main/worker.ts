@@ -6,7 +6,7 @@ import { observe } from '../http/observe.ts';
 import { opsEndpoints } from '../http/ops.ts';
 import { errorEnvelope } from '../http/errors.ts';
 import { NotFoundError } from '../platform/errors.ts';
-import { listen, type HttpServer } from '../platform/http-server.ts';
+import { InFlight, listen, type HttpServer } from '../platform/http-server.ts';
 import { OutboxRelay } from '../events/outbox-relay.ts';
 import { Lease } from '../events/lease.ts';
 
@@ -30,7 +30,8 @@ export function buildWorker(infra: Infra): WorkerService {
 
   const app = new Koa<ApiState>();
   app.silent = true;
-  app.use(observe(logger, metrics, errorEnvelope(logger, config.docsBaseUrl)));
+  const inFlight = new InFlight();
+  app.use(observe(logger, metrics, errorEnvelope(logger, config.docsBaseUrl), inFlight));
   app.use(opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping(), nats: nats.isConnected() })));
   app.use(() => {
     throw new NotFoundError('route');
@@ -43,7 +44,7 @@ export function buildWorker(infra: Infra): WorkerService {
     port: () => server?.port ?? config.workerPort,
     async start() {
       relay.start();
-      server = await listen(app.callback(), config.workerPort, config.host);
+      server = await listen(app.callback(), config.workerPort, config.host, inFlight);
       logger.info({ port: server.port }, `worker running (health and metrics on :${server.port})`);
     },
     async stop() {

@@ -1,10 +1,24 @@
 import { createServer, type Server, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** Requests being handled, counted by the outermost middleware; shutdown waits for them, not for sockets. */
+export class InFlight {
+  active = 0;
+
+  /** Resolves when no request is being handled, or after `timeoutMs`. */
+  async idle(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.active > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 export interface HttpServer {
   server: Server;
   port: number;
-  /** Stops accepting, lets in-flight requests finish (up to `timeoutMs`), then closes what is left. */
+  /**
+   * Stops accepting, lets in-flight requests finish (up to `timeoutMs`), then closes what is left. A client that
+   * half-closes its socket mid-request ends the connection early; the handler's work is still awaited.
+   */
   close(timeoutMs: number): Promise<void>;
 }
 
@@ -12,6 +26,7 @@ export async function listen(
   handler: (req: IncomingMessage, res: ServerResponse) => Promise<void> | void,
   port: number,
   host: string,
+  inFlight?: InFlight,
 ): Promise<HttpServer> {
   // Koa's handler settles its own errors; the returned promise carries nothing to wait for.
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 30_000 }, (req, res) => void handler(req, res));
@@ -28,8 +43,9 @@ export async function listen(
   return {
     server,
     port: bound,
-    close: (timeoutMs) =>
-      new Promise<void>((resolve) => {
+    close: async (timeoutMs) => {
+      const started = Date.now();
+      await new Promise<void>((resolve) => {
         const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
         timer.unref();
         server.close(() => {
@@ -38,6 +54,8 @@ export async function listen(
         });
         // Idle keep-alive sockets would otherwise hold close() open until they time out.
         server.closeIdleConnections();
-      }),
+      });
+      await inFlight?.idle(Math.max(0, timeoutMs - (Date.now() - started)));
+    },
   };
 }

@@ -12,12 +12,16 @@ describe('all-in-one', function () {
   let dataDir: string;
   let env: Record<string, string>;
   let apiUrl: string;
+  let redirectUrl: string;
+  let workerUrl: string;
   let proc: Spawned | null = null;
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'lp-aio-'));
     const [api, redirect, worker, devdb] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
     apiUrl = `http://127.0.0.1:${api}`;
+    redirectUrl = `http://127.0.0.1:${redirect}`;
+    workerUrl = `http://127.0.0.1:${worker}`;
     env = {
       API_PORT: String(api),
       REDIRECT_PORT: String(redirect),
@@ -65,6 +69,16 @@ describe('all-in-one', function () {
     const clients = await fetch(`${apiUrl}/v1/partner/clients`, { headers: { Authorization: `Bearer ${keys.partner}` } });
     expect(clients.status).to.equal(200);
     expect(((await clients.json()) as { data: unknown[] }).data).to.have.length(1);
+
+    for (const url of [redirectUrl, workerUrl]) {
+      expect((await fetch(`${url}/healthz`)).status).to.equal(200);
+      expect((await fetch(`${url}/readyz`)).status).to.equal(200);
+    }
+    const unknown = await fetch(`${redirectUrl}/no-such-slug`);
+    expect(unknown.status).to.equal(404);
+    expect(unknown.headers.get('cache-control')).to.equal('no-store');
+    expect(await unknown.text()).to.contain('Link not found');
+    expect(await (await fetch(`${workerUrl}/metrics`)).text()).to.contain('outbox_published_total');
 
     expect(await proc.stop(), 'SIGTERM ends it cleanly').to.equal(0);
     proc = null;
