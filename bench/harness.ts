@@ -1,9 +1,8 @@
 // Shared by the benchmarks: child processes for every server (so the load generator never shares their event
 // loop), autocannon runs, and the report.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect } from 'node:net';
 import autocannon from 'autocannon';
-import { freePort, ROOT } from '../test/helpers/processes.ts';
+import { accepts, freePort, ROOT } from '../test/helpers/processes.ts';
 
 export interface Target {
   name: string;
@@ -45,16 +44,6 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;

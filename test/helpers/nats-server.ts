@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect as tcpConnect } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './processes.ts';
+import { accepts, freePort } from './processes.ts';
 
 const BINARY = process.env.NATS_SERVER_BIN ?? 'nats-server';
 
@@ -54,15 +53,4 @@ export class OwnNatsServer {
     await this.stop();
     rmSync(this.storeDir, { recursive: true, force: true });
   }
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = tcpConnect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
