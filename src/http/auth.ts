@@ -1,21 +1,9 @@
-import type { Next } from 'koa';
 import { InsufficientScopeError, PlanRestrictedError, UnauthorizedError, WrongKeyKindError } from '../platform/errors.ts';
-import type { KeyService, Principal } from '../keys/key.service.ts';
+import type { Principal } from '../keys/key.service.ts';
 import type { KeyKind } from '../keys/key.store.ts';
 import type { Scope } from '../keys/scopes.ts';
 import type { Capability } from '../workspace/plans.ts';
 import type { ApiContext } from './context.ts';
-
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
-
-/** Resolves the bearer key for every /v1 request before routing, so each answer carries rate-limit headers. */
-export function authenticate(keys: KeyService) {
-  return async function authenticateRequest(ctx: ApiContext, next: Next): Promise<void> {
-    const match = BEARER.exec(ctx.get('Authorization'));
-    ctx.state.principal = await keys.authenticate(match?.[1]);
-    await next();
-  };
-}
 
 export interface Requirement {
   kind: KeyKind | 'any';

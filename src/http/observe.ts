@@ -1,6 +1,6 @@
 import { randomBase62 } from '../platform/ids.ts';
 import type { Next } from 'koa';
-import type { Logger } from '../platform/logger.ts';
+import type { AccessLog } from '../platform/logger.ts';
 import type { HttpMetrics } from '../platform/metrics.ts';
 import type { InFlight } from '../platform/http-server.ts';
 import type { ApiContext } from './context.ts';
@@ -25,7 +25,7 @@ export type ErrorResponder = (ctx: ApiContext, error: unknown) => void;
  * their template (`/v1/links/:id`), never the raw path, so neither the log index nor the metric cardinality grows
  * with traffic. One layer, not three: every Koa layer is a promise per request on the hot path.
  */
-export function observe(logger: Logger, metrics: HttpMetrics, respond: ErrorResponder, inFlight?: InFlight) {
+export function observe(access: AccessLog, metrics: HttpMetrics, respond: ErrorResponder, inFlight?: InFlight) {
   const nextId = requestIds();
   return async function observeRequest(ctx: ApiContext, next: Next): Promise<void> {
     const start = performance.now();
@@ -45,6 +45,6 @@ export function observe(logger: Logger, metrics: HttpMetrics, respond: ErrorResp
     const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.status === 404 ? 'unmatched' : ctx.path);
     const status = ctx.status;
     metrics.requestDuration.observe(ctx.method, route, status, ms / 1000);
-    logger.info({ req_id: requestId, method: ctx.method, route, status, ms: Math.round(ms * 100) / 100 });
+    access(requestId, ctx.method, route, status, Math.round(ms * 100) / 100);
   };
 }

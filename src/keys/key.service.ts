@@ -97,27 +97,33 @@ export class KeyService {
     return { key, record };
   }
 
-  /** Resolves a bearer token to its principal, or throws `unauthorized` (missing, unknown, revoked, expired). */
-  async authenticate(token: string | undefined): Promise<Principal> {
+  /**
+   * Resolves a bearer token to its principal, or throws `unauthorized` (missing, unknown, revoked, expired).
+   * A cached key is answered synchronously: no promise on the hot path; a miss returns the database lookup.
+   */
+  authenticate(token: string | undefined): Principal | Promise<Principal> {
     if (!token || !(token.startsWith(KEY_PREFIX.workspace) || token.startsWith(KEY_PREFIX.partner))) {
       throw new UnauthorizedError();
     }
     const nowMs = this.now();
-    let entry = this.cache.get(token);
-    if (!entry || nowMs - entry.loadedAt > this.deps.cacheTtlMs) {
-      const principal = await this.load(hashKey(token));
+    const entry = this.cache.get(token);
+    if (entry && nowMs - entry.loadedAt <= this.deps.cacheTtlMs) return this.admit(entry.principal, nowMs);
+    return this.load(hashKey(token)).then((principal) => {
       if (!principal) {
         this.cache.delete(token);
         throw new UnauthorizedError('The API key is unknown or has been revoked.');
       }
-      entry = { principal, loadedAt: nowMs };
-      this.remember(token, entry);
-    }
-    const { key } = entry.principal;
+      this.remember(token, { principal, loadedAt: nowMs });
+      return this.admit(principal, nowMs);
+    });
+  }
+
+  private admit(principal: Principal, nowMs: number): Principal {
+    const { key } = principal;
     if (key.revoked_at) throw new UnauthorizedError('The API key has been revoked.');
     if (key.expires_at && key.expires_at.getTime() <= nowMs) throw new UnauthorizedError('The API key has expired.');
     this.touch(key._id, nowMs);
-    return entry.principal;
+    return principal;
   }
 
   /** Drops cached principals (from a broadcast invalidation, or locally after a change). */

@@ -7,8 +7,7 @@ import type { ApiContext, ApiState } from '../http/context.ts';
 import { observe } from '../http/observe.ts';
 import { errorEnvelope } from '../http/errors.ts';
 import { opsEndpoints } from '../http/ops.ts';
-import { authenticate } from '../http/auth.ts';
-import { rateLimit } from '../http/rate-limit.ts';
+import { gate } from '../http/gate.ts';
 import { jsonBody } from '../http/body.ts';
 import { idempotency } from '../http/idempotency.ts';
 import { mount, type RouteSpec } from '../http/route-table.ts';
@@ -62,10 +61,10 @@ export function buildApi(infra: Infra): ApiService {
   // Layers are chosen per request instead of stacked: a GET never passes through the body parser or the
   // idempotency check, and operations endpoints never through authentication (each Koa layer costs every request).
   const routing = [v1.routes() as Middleware<ApiState>, fallback(v1)];
-  const reads = compose<ApiContext>([authenticate(keys), rateLimit(stores.rateLimiter), ...routing]);
+  const door = gate(keys, stores.rateLimiter);
+  const reads = compose<ApiContext>([door, ...routing]);
   const mutations = compose<ApiContext>([
-    authenticate(keys),
-    rateLimit(stores.rateLimiter),
+    door,
     jsonBody(config.bodyLimitBytes),
     idempotency({ store: stores.idempotency, docsBaseUrl: config.docsBaseUrl }),
     ...routing,
@@ -79,7 +78,7 @@ export function buildApi(infra: Infra): ApiService {
   const app = new Koa<ApiState>();
   app.silent = true;
   const inFlight = new InFlight();
-  app.use(observe(logger, metrics, errorEnvelope(logger, config.docsBaseUrl), inFlight));
+  app.use(observe(infra.access, metrics, errorEnvelope(logger, config.docsBaseUrl), inFlight));
   app.use((ctx: ApiContext) => {
     if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return ops(ctx, outsideV1);
     if (PUBLIC_PATHS.has(ctx.path)) return unauthenticated(ctx);

@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.ts';
-import { createLogger, type Logger } from '../platform/logger.ts';
+import { createLogger, type AccessLog, type Logger } from '../platform/logger.ts';
 import { createMetrics, type HttpMetrics } from '../platform/metrics.ts';
 import { connectMongo, type Mongo } from '../platform/mongo.ts';
 import { connectNats, provisionStreams, type Nats } from '../platform/nats.ts';
@@ -10,6 +10,8 @@ import { Stores } from './stores.ts';
 export interface Infra {
   config: Config;
   logger: Logger;
+  /** The one-line-per-request log. */
+  access: AccessLog;
   metrics: HttpMetrics;
   mongo: Mongo;
   nats: Nats;
@@ -24,7 +26,7 @@ export async function openInfra(
   mongoUri: string,
   options: { logDestination?: NodeJS.WritableStream } = {},
 ): Promise<Infra> {
-  const { logger, flush } = createLogger({ level: config.logLevel, name: config.process, destination: options.logDestination });
+  const { logger, access, flush } = createLogger({ level: config.logLevel, name: config.process, destination: options.logDestination });
   const metrics = createMetrics(config.process);
   const nats = await connectNats({ url: config.nats.url, prefix: config.nats.prefix, name: `linkplane-${config.process}`, logger });
   let mongo: Mongo;
@@ -40,6 +42,7 @@ export async function openInfra(
   return {
     config,
     logger,
+    access,
     metrics,
     mongo,
     nats,

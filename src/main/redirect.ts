@@ -22,7 +22,7 @@ export function buildRedirect(infra: Infra): RedirectService {
   const inFlight = new InFlight();
   app.use(
     observe(
-      logger,
+      infra.access,
       metrics,
       (ctx, error) => {
       logger.error({ err: error, req_id: ctx.state.requestId }, 'unexpected error');

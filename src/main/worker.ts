@@ -31,7 +31,7 @@ export function buildWorker(infra: Infra): WorkerService {
   const app = new Koa<ApiState>();
   app.silent = true;
   const inFlight = new InFlight();
-  app.use(observe(logger, metrics, errorEnvelope(logger, config.docsBaseUrl), inFlight));
+  app.use(observe(infra.access, metrics, errorEnvelope(logger, config.docsBaseUrl), inFlight));
   app.use(opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping(), nats: nats.isConnected() })));
   app.use(() => {
     throw new NotFoundError('route');

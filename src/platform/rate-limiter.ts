@@ -51,7 +51,9 @@ const FRESH_MS = 1000;
 /**
  * Reservations are taken only while the key is below half its limit, each at most a tenth of the remaining half:
  * tokens are counted in the shared window before they are used, so the limit holds for any number of replicas,
- * and near it every request waits for the database's atomic count (exact).
+ * and near it every request waits for the database's atomic count (exact). A key whose share would be under
+ * MIN_RESERVATION (limits under about 160 a minute) never reserves. The price: tokens reserved just before a burst
+ * drives the key to its limit can hold back up to one share per replica, for at most FRESH_MS.
  */
 const REPLICA_SHARE = 10;
 const MIN_RESERVATION = 8;
@@ -147,7 +149,8 @@ export class RateLimiter {
     // Enough tokens for about one FRESH_MS at the rate seen since the last update, within the share.
     const used = state.usedSinceFlush + waiters.length;
     const wanted = Math.max(MIN_RESERVATION, Math.ceil((used * FRESH_MS) / Math.max(1, nowMs - state.syncedAt)));
-    const reserve = active ? Math.max(0, Math.min(share, wanted)) : 0;
+    // A share too small to be worth it is not taken: small limits stay exact to the request.
+    const reserve = active && share >= MIN_RESERVATION ? Math.min(share, wanted) : 0;
     state.queued = [];
     state.reservedLeft = 0;
     state.usedSinceFlush = 0;

@@ -75,20 +75,24 @@ describe('two api processes', function () {
     // Warm both caches: the key is now served from memory in each process.
     for (const url of urls) expect((await fetch(`${url}/v1/workspace`, { headers: bearer(key) })).status).to.equal(200);
 
-    const revokedAt = Date.now();
     const cli = spawn(process.execPath, ['bin/linkplane.js', 'key', 'revoke', id], { cwd: ROOT, env: { ...process.env, ...env } });
     let out = '';
     cli.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const code = await new Promise<number | null>((resolve) => cli.once('exit', resolve));
     expect(code, out).to.equal(0);
-    expect(JSON.parse(out)).to.include({ id, broadcast: true });
+    const printed = JSON.parse(out) as { id: string; broadcast: boolean; revoked_at: string };
+    expect(printed).to.include({ id, broadcast: true });
+    // Measured from the revocation itself (the time the CLI wrote), not from the CLI's own start-up.
+    const revokedAt = Date.parse(printed.revoked_at);
 
     for (const url of urls) {
       let status = 200;
-      while (status === 200 && Date.now() - revokedAt < 1000) {
+      while (status === 200 && Date.now() - revokedAt < 5000) {
         status = (await fetch(`${url}/v1/workspace`, { headers: bearer(key) })).status;
       }
-      expect(status, `${url} still accepted the key a second after revocation`).to.equal(401);
+      const lag = Date.now() - revokedAt;
+      expect(status, `${url} still accepted the key ${lag} ms after revocation`).to.equal(401);
+      expect(lag, `${url} refused the key only ${lag} ms after revocation`).to.be.below(1000);
     }
   });
 

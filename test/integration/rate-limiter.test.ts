@@ -65,20 +65,20 @@ describe('RateLimiter (sliding one-minute window in MongoDB)', () => {
     const replicas = [limiter, new RateLimiter(db, pino({ level: 'silent' }), () => now)];
     let admitted = 0;
     let immediate = 0;
-    for (let i = 0; i < 400; i++) {
-      const pending = replicas[i % 2]!.check(key, 200);
+    for (let i = 0; i < 4000; i++) {
+      const pending = replicas[i % 2]!.check(key, 2000);
       if (!(pending instanceof Promise)) immediate += 1;
       if ((await pending).allowed) admitted += 1;
       // Let background refills land now and then, as they would between requests.
-      if (i % 20 === 0) await new Promise((r) => setTimeout(r, 5));
+      if (i % 50 === 0) await new Promise((r) => setTimeout(r, 2));
     }
-    expect(immediate, 'most requests far from the limit did not wait for the database').to.be.greaterThan(50);
-    expect(admitted).to.be.at.most(200);
-    expect(admitted, 'reservations held back at most a little').to.be.at.least(180);
+    expect(immediate, 'most requests far from the limit did not wait for the database').to.be.greaterThan(500);
+    expect(admitted).to.be.at.most(2000);
+    expect(admitted, 'reservations held back at most a little').to.be.at.least(1900);
     await Promise.all(replicas.map((r) => r.close()));
     const doc = await db.collection<{ _id: string; b: Record<string, number> }>('rate_limits').findOne({ _id: key });
     const counted = Object.values(doc!.b).reduce((a, b) => a + b, 0);
-    expect(counted, 'every request counted once, unused reservations given back').to.equal(400);
+    expect(counted, 'every request counted once, unused reservations given back').to.equal(4000);
   });
 
   it('keeps keys apart', async () => {
