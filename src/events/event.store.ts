@@ -1,4 +1,4 @@
-import type { ClientSession, Collection, Db } from 'mongodb';
+import type { ClientSession, Collection, Db, Filter } from 'mongodb';
 import { newId } from '../platform/ids.ts';
 import type { EventType } from './event-types.ts';
 
@@ -51,6 +51,24 @@ export class EventStore {
     };
     await this.collection.insertOne(doc, session ? { session } : {});
     return doc;
+  }
+
+  /**
+   * The log of one tenant, newest first by (created_at, _id). A partner sees its own events and those of its
+   * client workspaces (their rows carry the partner id).
+   */
+  page(query: { tenant: { workspaceId: string } | { partnerId: string }; type?: EventType; after: { created_at: Date; id: string } | null; limit: number }): Promise<EventDoc[]> {
+    const and: Filter<EventDoc>[] = ['workspaceId' in query.tenant ? { workspace_id: query.tenant.workspaceId } : { partner_id: query.tenant.partnerId }];
+    if (query.type) and.push({ type: query.type });
+    if (query.after) {
+      const { created_at, id } = query.after;
+      and.push({ $or: [{ created_at: { $lt: created_at } }, { created_at, _id: { $lt: id } }] });
+    }
+    return this.collection
+      .find(and.length === 1 ? and[0]! : { $and: and })
+      .sort({ created_at: -1, _id: -1 })
+      .limit(query.limit)
+      .toArray();
   }
 
   unpublished(limit: number): Promise<EventDoc[]> {

@@ -25,3 +25,30 @@ export function decodeCursor<K extends string>(cursor: string, fields: Record<K,
   }
   return record as Record<K, string | number>;
 }
+
+export interface Pagination {
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
+/**
+ * A page from rows fetched with `limit + 1` (the extra row says whether another page exists, without a count), and
+ * the cursor of its last row.
+ */
+export function pageOf<T>(rows: readonly T[], limit: number, position: (row: T) => Record<string, string | number>): { page: T[]; pagination: Pagination } {
+  const page = rows.slice(0, limit);
+  const hasMore = rows.length > limit;
+  const last = page.at(-1);
+  return { page, pagination: { next_cursor: hasMore && last !== undefined ? encodeCursor(position(last)) : null, has_more: hasMore } };
+}
+
+/** Newest-first lists are positioned by (created_at, id). */
+export function timePosition(row: { created_at: Date; _id: string }): Record<string, string | number> {
+  return { t: row.created_at.getTime(), id: row._id };
+}
+
+export function decodeTimePosition(cursor: string | undefined): { created_at: Date; id: string } | null {
+  if (cursor === undefined) return null;
+  const position = decodeCursor(cursor, { t: 'number', id: 'string' });
+  return { created_at: new Date(position.t), id: position.id as string };
+}

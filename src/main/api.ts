@@ -20,6 +20,13 @@ import { workspaceRoutes } from '../workspace/workspace.routes.ts';
 import { PartnerService } from '../partner/partner.service.ts';
 import { partnerRoutes } from '../partner/partner.routes.ts';
 import { keyRoutes } from '../keys/key.routes.ts';
+import { DomainDirectory } from '../links/domains.ts';
+import { LinkService } from '../links/link.service.ts';
+import { LabelService } from '../links/label.service.ts';
+import { labelRoutes, linkRoutes } from '../links/link.routes.ts';
+import { eventRoutes } from '../events/event.routes.ts';
+import { buildOpenApi } from '../http/openapi.ts';
+import { openApiRoutes } from '../http/openapi.routes.ts';
 
 /** Paths under /v1 answered without a key. */
 const PUBLIC_PATHS = new Set(['/v1/openapi.json']);
@@ -54,7 +61,35 @@ export function buildApi(infra: Infra): ApiService {
 
   const partners = new PartnerService(stores.partners, stores.workspaces);
 
-  const routes: RouteSpec[] = [...keyRoutes(), ...workspaceRoutes(workspaces), ...partnerRoutes(partners, workspaces)];
+  const domains = new DomainDirectory(mongo.db, config.defaultShortDomain, config.shortLinkBaseUrl);
+  const links = new LinkService({
+    client: mongo.client,
+    links: stores.links,
+    quota: stores.quota,
+    tags: stores.tags,
+    folders: stores.folders,
+    events: stores.events,
+    domains,
+    bus,
+    onEvent: () => infra.outbox.nudge(),
+  });
+  const tags = new LabelService(stores.tags, stores.links, 'tag');
+  const folders = new LabelService(stores.folders, stores.links, 'folder');
+
+  const routes: RouteSpec[] = [
+    ...keyRoutes(),
+    ...workspaceRoutes(workspaces),
+    ...linkRoutes(links),
+    ...labelRoutes(tags, folders),
+    ...eventRoutes(stores.events),
+    ...partnerRoutes(partners, workspaces),
+  ];
+  // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.
+  routes.push(
+    ...openApiRoutes(() =>
+      buildOpenApi(routes, { serverUrl: config.publicApiUrl, version: '1.0.0', idempotencyTtlHours: config.idempotencyTtlHours }),
+    ),
+  );
   const v1 = new Router<ApiState>({ prefix: '/v1' });
   mount(v1, routes);
 

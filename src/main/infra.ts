@@ -6,6 +6,17 @@ import { connectNats, provisionStreams, type Nats } from '../platform/nats.ts';
 import { CacheBus } from '../platform/cache-bus.ts';
 import { Stores } from './stores.ts';
 
+/** In-process wake-up of the outbox relay (all-in-one runs the writer and the relay in one process). */
+export class OutboxSignal {
+  private readonly listeners: Array<() => void> = [];
+  on(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+  nudge(): void {
+    for (const listener of this.listeners) listener();
+  }
+}
+
 /** The clients a process shares between its parts (all-in-one shares them between api, redirect and worker). */
 export interface Infra {
   config: Config;
@@ -17,6 +28,7 @@ export interface Infra {
   nats: Nats;
   bus: CacheBus;
   stores: Stores;
+  outbox: OutboxSignal;
   /** Drains NATS, closes MongoDB, flushes logs: the last steps of a graceful shutdown. */
   close(): Promise<void>;
 }
@@ -48,6 +60,7 @@ export async function openInfra(
     nats,
     bus: new CacheBus(nats, logger),
     stores,
+    outbox: new OutboxSignal(),
     async close() {
       await nats.drain().catch((error: unknown) => logger.warn({ err: error }, 'nats drain failed'));
       await mongo.close().catch((error: unknown) => logger.warn({ err: error }, 'mongodb close failed'));

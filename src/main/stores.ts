@@ -8,6 +8,9 @@ import { UsageStore } from '../workspace/usage.store.ts';
 import { PartnerStore } from '../partner/partner.store.ts';
 import { EventStore } from '../events/event.store.ts';
 import { IdempotencyStore } from '../http/idempotency.store.ts';
+import { LinkStore } from '../links/link.store.ts';
+import { QuotaStore } from '../links/quota.store.ts';
+import { LabelStore } from '../links/label.store.ts';
 
 /** Every store over one database; `ensureIndexes` creates what their queries need. */
 export class Stores {
@@ -18,6 +21,10 @@ export class Stores {
   readonly events: EventStore;
   readonly idempotency: IdempotencyStore;
   readonly rateLimiter: RateLimiter;
+  readonly links: LinkStore;
+  readonly quota: QuotaStore;
+  readonly tags: LabelStore;
+  readonly folders: LabelStore;
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -27,6 +34,10 @@ export class Stores {
     this.events = new EventStore(db);
     this.idempotency = new IdempotencyStore(db, config.idempotencyTtlHours);
     this.rateLimiter = new RateLimiter(db, logger);
+    this.links = new LinkStore(db);
+    this.quota = new QuotaStore(db);
+    this.tags = new LabelStore(db, 'tags');
+    this.folders = new LabelStore(db, 'folders');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -36,6 +47,9 @@ export class Stores {
       this.events.ensureIndexes(),
       this.idempotency.ensureIndexes(),
       this.rateLimiter.ensureIndexes(),
+      this.links.ensureIndexes(),
+      this.tags.ensureIndexes(),
+      this.folders.ensureIndexes(),
     ]);
   }
 }

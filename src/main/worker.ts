@@ -37,6 +37,8 @@ export function buildWorker(infra: Infra): WorkerService {
     throw new NotFoundError('route');
   });
 
+  infra.outbox.on(() => relay.nudge());
+
   let server: HttpServer | null = null;
   return {
     name: 'worker',

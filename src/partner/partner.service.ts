@@ -2,7 +2,7 @@ import { newId } from '../platform/ids.ts';
 import { ValidationError } from '../platform/errors.ts';
 import type { PartnerDoc, PartnerStore } from './partner.store.ts';
 import { clientPage, type WorkspaceDoc, type WorkspaceStore } from '../workspace/workspace.store.ts';
-import { decodeCursor, encodeCursor } from '../http/cursor.ts';
+import { decodeCursor, pageOf, type Pagination } from '../http/cursor.ts';
 import type { Client } from './partner.schemas.ts';
 
 export function clientView(ws: WorkspaceDoc): Client {
@@ -25,17 +25,12 @@ export class PartnerService {
     return doc;
   }
 
-  async listClients(partnerId: string, cursor: string | undefined, limit: number): Promise<{ data: Client[]; pagination: { next_cursor: string | null; has_more: boolean } }> {
+  async listClients(partnerId: string, cursor: string | undefined, limit: number): Promise<{ data: Client[]; pagination: Pagination }> {
     if (!this.workspaces) throw new Error('PartnerService was built without the workspace store');
     const after = cursor === undefined ? null : (decodeCursor(cursor, { id: 'string' }).id as string);
     // One extra row tells whether another page exists without a count.
     const rows = await clientPage(this.workspaces, partnerId, after, limit + 1);
-    const page = rows.slice(0, limit);
-    const hasMore = rows.length > limit;
-    const last = page.at(-1);
-    return {
-      data: page.map(clientView),
-      pagination: { next_cursor: hasMore && last ? encodeCursor({ id: last._id }) : null, has_more: hasMore },
-    };
+    const { page, pagination } = pageOf(rows, limit, (ws) => ({ id: ws._id }));
+    return { data: page.map(clientView), pagination };
   }
 }

@@ -1,0 +1,52 @@
+import type { Db } from 'mongodb';
+
+/** The id of the platform's own short domain, available to every workspace. */
+export const DEFAULT_DOMAIN_ID = 'dom_default';
+
+export interface ResolvedDomain {
+  id: string;
+  hostname: string;
+  /** Origin of short URLs on it, e.g. `https://lnk.example.com`. */
+  baseUrl: string;
+}
+
+/**
+ * Which domains a workspace may put links on: the default short domain, and its own custom domains once active
+ * (the Domains API and operator record those in `domains`). Also answers whether a URL points back at one of our
+ * short domains, which would make a redirect loop.
+ */
+export class DomainDirectory {
+  private readonly db: Db;
+  private readonly defaultDomain: ResolvedDomain;
+
+  constructor(db: Db, defaultHostname: string, defaultBaseUrl: string) {
+    this.db = db;
+    this.defaultDomain = { id: DEFAULT_DOMAIN_ID, hostname: defaultHostname.toLowerCase(), baseUrl: defaultBaseUrl };
+  }
+
+  get default(): ResolvedDomain {
+    return this.defaultDomain;
+  }
+
+  async resolve(workspaceId: string, domainId: string | undefined): Promise<ResolvedDomain | null> {
+    if (domainId === undefined || domainId === DEFAULT_DOMAIN_ID) return this.defaultDomain;
+    const doc = await this.db
+      .collection<{ _id: string; workspace_id: string; hostname: string; status: string }>('domains')
+      .findOne({ _id: domainId, workspace_id: workspaceId, status: 'active' });
+    return doc ? { id: doc._id, hostname: doc.hostname, baseUrl: `https://${doc.hostname}` } : null;
+  }
+
+  /** True when the URL's host is one of our short domains (default or any custom one, of any workspace). */
+  async isShortDomain(url: string): Promise<boolean> {
+    let host: string;
+    try {
+      host = new URL(url).host.toLowerCase();
+    } catch {
+      return false;
+    }
+    const bare = host.replace(/:\d+$/, '');
+    if (host === this.defaultDomain.hostname || bare === this.defaultDomain.hostname) return true;
+    const hit = await this.db.collection('domains').findOne({ hostname: { $in: [host, bare] } }, { projection: { _id: 1 } });
+    return hit !== null;
+  }
+}

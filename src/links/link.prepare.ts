@@ -1,0 +1,99 @@
+import { randomBase62 } from '../platform/ids.ts';
+import { PlanRestrictedError, ValidationError, type ErrorDetail } from '../platform/errors.ts';
+import type { Principal } from '../keys/key.service.ts';
+import type { Capability } from '../workspace/plans.ts';
+import type { LabelStore } from './label.store.ts';
+import { DEFAULT_DOMAIN_ID, type DomainDirectory, type ResolvedDomain } from './domains.ts';
+import type { LinkCreate, Utm } from './link.schemas.ts';
+
+type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
+
+/** The link content the checks below look at (a create body, or an existing link merged with a patch). */
+export type LinkContent = Omit<LinkCreate, 'utm'> & { archived?: boolean };
+
+/** Generated slugs: 7 base62 characters (3.5 × 10^12 values): short, and not guessable from one another. */
+export function generateSlug(): string {
+  return randomBase62(7);
+}
+
+/** Adds the UTM parameters to the destination, replacing any of the same name already in it. */
+export function applyUtm(url: string, utm: Utm | undefined): string {
+  if (!utm) return url;
+  const parsed = new URL(url);
+  for (const [name, value] of Object.entries(utm)) if (typeof value === 'string') parsed.searchParams.set(name, value);
+  return parsed.toString();
+}
+
+/** Which plan capabilities a link's content uses. */
+export function capabilitiesUsed(content: LinkContent, password: boolean): Capability[] {
+  const used: Capability[] = [];
+  if (content.targeting && content.targeting.length > 0) used.push('targeting');
+  if (content.ab_test) used.push('ab_test');
+  if (content.rules && content.rules.length > 0) used.push('rules');
+  if (content.mobile) used.push('mobile');
+  if (content.rotator) used.push('rotator');
+  if (password) used.push('password');
+  if (content.domain_id !== undefined && content.domain_id !== DEFAULT_DOMAIN_ID) used.push('custom_domains');
+  if (content.rules?.some((r) => r.match.ip_list_ids !== undefined)) used.push('ip_lists');
+  return used;
+}
+
+export function requireCapabilities(principal: WorkspacePrincipal, used: readonly Capability[]): void {
+  for (const capability of used) {
+    if (!principal.plan.capabilities.includes(capability)) throw new PlanRestrictedError(capability, principal.plan.id);
+  }
+}
+
+/** Every destination URL a link can send a visitor to, with the field path that holds it. */
+function destinations(content: LinkContent): Array<[string, string]> {
+  const out: Array<[string, string]> = [['url', content.url]];
+  if (content.expired_url) out.push(['expired_url', content.expired_url]);
+  content.targeting?.forEach((t, i) => out.push([`targeting[${i}].url`, t.url]));
+  content.ab_test?.variants.forEach((v, i) => out.push([`ab_test.variants[${i}].url`, v.url]));
+  content.rules?.forEach((r, i) => {
+    if (r.action.type === 'redirect') out.push([`rules[${i}].action.url`, r.action.url]);
+  });
+  content.rotator?.destinations.forEach((d, i) => out.push([`rotator.destinations[${i}].url`, d.url]));
+  if (content.rotator?.fallback_url) out.push(['rotator.fallback_url', content.rotator.fallback_url]);
+  if (content.mobile?.desktop_url) out.push(['mobile.desktop_url', content.mobile.desktop_url]);
+  for (const os of ['ios', 'android'] as const) {
+    const app = content.mobile?.[os];
+    if (app?.web_url) out.push([`mobile.${os}.web_url`, app.web_url]);
+    if (app?.store_url) out.push([`mobile.${os}.store_url`, app.store_url]);
+  }
+  return out;
+}
+
+/**
+ * Checks that need the database or the plan, after the schema: the domain is usable by the workspace, the folder
+ * and tags exist in it, no destination points back at one of our short domains (a redirect loop).
+ */
+export async function checkReferences(
+  principal: WorkspacePrincipal,
+  content: LinkContent,
+  deps: { domains: DomainDirectory; tags: LabelStore; folders: LabelStore },
+): Promise<ResolvedDomain> {
+  const workspaceId = principal.workspace._id;
+  const details: ErrorDetail[] = [];
+  const domain = await deps.domains.resolve(workspaceId, content.domain_id);
+  if (!domain) details.push({ path: 'domain_id', message: 'is not a domain of this workspace (or not active yet)' });
+  if (content.folder_id) {
+    if (!(await deps.folders.findById(workspaceId, content.folder_id))) details.push({ path: 'folder_id', message: 'no such folder' });
+  }
+  if (content.tag_ids && content.tag_ids.length > 0) {
+    const found = new Set((await deps.tags.findMany(workspaceId, content.tag_ids)).map((t) => t._id));
+    content.tag_ids.forEach((id, i) => {
+      if (!found.has(id)) details.push({ path: `tag_ids[${i}]`, message: 'no such tag' });
+    });
+  }
+  for (const [path, url] of destinations(content)) {
+    if (await deps.domains.isShortDomain(url)) details.push({ path, message: 'points at a short-link domain (a redirect loop)' });
+  }
+  if (details.length > 0 || !domain) throw new ValidationError(details);
+  return domain;
+}
+
+/** Rules get a stable id when the client gives none: clicks record which rule acted. */
+export function withRuleIds<T extends { id?: string }>(rules: readonly T[] | undefined): T[] {
+  return (rules ?? []).map((rule) => (rule.id ? rule : { ...rule, id: `rule_${randomBase62(10)}` }));
+}

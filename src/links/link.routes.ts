@@ -1,0 +1,211 @@
+import { route, type RouteSpec } from '../http/route-table.ts';
+import { workspaceOf } from '../http/auth.ts';
+import type { LinkService } from './link.service.ts';
+import type { LabelService } from './label.service.ts';
+import { renderQr } from './qr.ts';
+import {
+  BulkCreateSchema,
+  BulkResultSchema,
+  LinkCreateSchema,
+  LinkListQuerySchema,
+  LinkListSchema,
+  LinkSchema,
+  LinkUpdateSchema,
+  QrQuerySchema,
+} from './link.schemas.ts';
+import {
+  FolderCreateSchema,
+  FolderListSchema,
+  FolderSchema,
+  FolderUpdateSchema,
+  TagCreateSchema,
+  TagListSchema,
+  TagSchema,
+  TagUpdateSchema,
+} from './tag.schemas.ts';
+
+const read = { kind: 'workspace', scope: 'links:read' } as const;
+const write = { kind: 'workspace', scope: 'links:write' } as const;
+
+export function linkRoutes(links: LinkService): RouteSpec[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/links',
+      operationId: 'listLinks',
+      tag: 'Links',
+      summary: 'Links of the workspace, newest first, cursor-paginated',
+      auth: read,
+      query: LinkListQuerySchema,
+      responses: [{ status: 200, description: 'A page of links', schema: LinkListSchema }],
+      handler: async (ctx, { query }) => {
+        ctx.body = await links.list(workspaceOf(ctx), query);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/links',
+      operationId: 'createLink',
+      tag: 'Links',
+      summary: 'Create a link (slug generated when absent)',
+      auth: write,
+      body: LinkCreateSchema,
+      errors: ['conflict', 'quota_exceeded', 'plan_restricted'],
+      responses: [{ status: 201, description: 'The created link', schema: LinkSchema }],
+      handler: async (ctx, { body }) => {
+        const link = await links.create(workspaceOf(ctx), body);
+        ctx.status = 201;
+        ctx.set('Location', `/v1/links/${link.id}`);
+        ctx.body = link;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/links/bulk',
+      operationId: 'createLinks',
+      tag: 'Links',
+      summary: 'Create 1 to 100 links; each succeeds or fails on its own, reported with its index',
+      auth: write,
+      body: BulkCreateSchema,
+      responses: [{ status: 200, description: 'One result per item, in order', schema: BulkResultSchema }],
+      handler: async (ctx, { body }) => {
+        ctx.body = await links.createMany(workspaceOf(ctx), body);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/links/:id',
+      operationId: 'getLink',
+      tag: 'Links',
+      summary: 'Read one link',
+      auth: read,
+      responses: [{ status: 200, description: 'The link', schema: LinkSchema }],
+      handler: async (ctx, { params }) => {
+        ctx.body = await links.get(workspaceOf(ctx), params.id!);
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: '/links/:id',
+      operationId: 'updateLink',
+      tag: 'Links',
+      summary: 'Update a link (the merged result is validated as a whole); `archived` archives or restores it',
+      auth: write,
+      body: LinkUpdateSchema,
+      errors: ['conflict', 'plan_restricted'],
+      responses: [{ status: 200, description: 'The updated link', schema: LinkSchema }],
+      handler: async (ctx, { body, params }) => {
+        ctx.body = await links.update(workspaceOf(ctx), params.id!, body);
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/links/:id',
+      operationId: 'deleteLink',
+      tag: 'Links',
+      summary: 'Delete a link; its short URL stops resolving at once',
+      auth: write,
+      responses: [{ status: 204, description: 'Deleted' }],
+      handler: async (ctx, { params }) => {
+        await links.delete(workspaceOf(ctx), params.id!);
+        ctx.status = 204;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/links/:id/qr',
+      operationId: 'getLinkQr',
+      tag: 'Links',
+      summary: 'QR code of the short URL, PNG or SVG, with a preset and a size (64 to 2048 px); cacheable (ETag)',
+      auth: read,
+      query: QrQuerySchema,
+      responses: [
+        { status: 200, description: 'The QR code (PNG)', contentType: 'image/png' },
+        { status: 200, description: 'The QR code (SVG)', contentType: 'image/svg+xml' },
+        { status: 304, description: 'Not modified (If-None-Match matched the ETag)' },
+      ],
+      handler: async (ctx, { params, query }) => {
+        const link = await links.get(workspaceOf(ctx), params.id!);
+        const image = await renderQr(link.short_url, {
+          format: query.format,
+          ...(query.size !== undefined ? { size: query.size } : {}),
+          ...(query.preset !== undefined ? { preset: query.preset } : {}),
+          ...(query.margin !== undefined ? { margin: query.margin } : {}),
+        });
+        ctx.set('ETag', image.etag);
+        ctx.set('Cache-Control', 'private, max-age=86400');
+        if (ctx.get('If-None-Match') === image.etag) {
+          ctx.status = 304;
+          return;
+        }
+        ctx.type = image.contentType;
+        ctx.body = image.body;
+      },
+    }),
+  ];
+}
+
+export function labelRoutes(tags: LabelService, folders: LabelService): RouteSpec[] {
+  const specs = [
+    { path: '/tags', service: tags, one: 'tag', tag: 'Links', schema: TagSchema, list: TagListSchema, create: TagCreateSchema, update: TagUpdateSchema, op: 'Tag' },
+    { path: '/folders', service: folders, one: 'folder', tag: 'Links', schema: FolderSchema, list: FolderListSchema, create: FolderCreateSchema, update: FolderUpdateSchema, op: 'Folder' },
+  ] as const;
+  return specs.flatMap((s) => [
+    route({
+      method: 'GET',
+      path: s.path,
+      operationId: `list${s.op}s`,
+      tag: s.tag,
+      summary: `The workspace's ${s.one}s, by name`,
+      auth: read,
+      responses: [{ status: 200, description: `Every ${s.one}`, schema: s.list }],
+      handler: async (ctx) => {
+        ctx.body = await s.service.list(workspaceOf(ctx).workspace._id);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: s.path,
+      operationId: `create${s.op}`,
+      tag: s.tag,
+      summary: `Create a ${s.one} (names are unique in the workspace)`,
+      auth: write,
+      body: s.create,
+      errors: ['conflict'],
+      responses: [{ status: 201, description: `The created ${s.one}`, schema: s.schema }],
+      handler: async (ctx, { body }) => {
+        const created = await s.service.create(workspaceOf(ctx).workspace._id, body);
+        ctx.status = 201;
+        ctx.set('Location', `/v1${s.path}/${created.id}`);
+        ctx.body = created;
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: `${s.path}/:id`,
+      operationId: `update${s.op}`,
+      tag: s.tag,
+      summary: `Rename a ${s.one}${s.one === 'tag' ? ' or change its colour' : ''}`,
+      auth: write,
+      body: s.update,
+      errors: ['conflict'],
+      responses: [{ status: 200, description: `The updated ${s.one}`, schema: s.schema }],
+      handler: async (ctx, { body, params }) => {
+        ctx.body = await s.service.update(workspaceOf(ctx).workspace._id, params.id!, body);
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: `${s.path}/:id`,
+      operationId: `delete${s.op}`,
+      tag: s.tag,
+      summary: `Delete a ${s.one}; links keep existing without it`,
+      auth: write,
+      responses: [{ status: 204, description: 'Deleted' }],
+      handler: async (ctx, { params }) => {
+        await s.service.delete(workspaceOf(ctx).workspace._id, params.id!);
+        ctx.status = 204;
+      },
+    }),
+  ]);
+}

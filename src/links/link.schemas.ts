@@ -1,0 +1,505 @@
+// The Links API contract (spec 2.1–2.6, 4.1): the request and response schemas that the router validates with and
+// the OpenAPI document is generated from. Every bound of the spec is encoded here, nowhere else.
+//
+// Two constraints of the validator (src/http/validation.ts, ajv strict with useDefaults) shape this file:
+// - ajv ignores `default` inside anyOf/oneOf (and strict mode refuses to compile it), so a nullable object is one
+//   schema with `type: ['object', 'null']` rather than a union with null, and the rule action is discriminated with
+//   if/then (whose `then` applies defaults) rather than oneOf.
+// - A field with a default is listed as required: ajv fills it in before `required` is checked, so a request may omit
+//   it, and the validated value (and the Static type) always has it. Response schemas carry no defaults at all.
+import { Kind, Type, type SchemaOptions, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Building blocks
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A closed set of strings, as one `enum` (one error message, not one per branch of a union of literals). */
+function StringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
+}
+
+/** A closed set of integers, as one `enum`. */
+function IntegerEnum<const T extends readonly number[]>(values: T, options: SchemaOptions = {}): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ ...options, type: 'integer', enum: [...values] });
+}
+
+/** `T or null` as one schema (`type: [t, 'null']`): defaults inside still apply, and errors name the field once. */
+function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = {}): TUnsafe<Static<T> | null> {
+  const type = (schema as { type?: unknown }).type;
+  if (typeof type !== 'string') throw new Error('Nullable() needs a schema with a single `type`');
+  return Type.Unsafe<Static<T> | null>({ ...schema, ...options, [Kind]: 'Unsafe', type: [type, 'null'] });
+}
+
+/** A deep copy without `default` keywords: response schemas describe what is sent, nothing is filled in. */
+function withoutDefaults<T extends TSchema>(schema: T): T {
+  return strip(schema, false) as T;
+}
+
+function strip(value: unknown, isPropertyMap: boolean): unknown {
+  if (Array.isArray(value)) return value.map((item) => strip(item, false));
+  if (value === null || typeof value !== 'object') return value;
+  const source = value as Record<PropertyKey, unknown>;
+  const copy: Record<PropertyKey, unknown> = {};
+  for (const key of Reflect.ownKeys(source)) {
+    // In a `properties` map the keys are field names, so a field called "default" stays.
+    if (key === 'default' && !isPropertyMap) continue;
+    copy[key] = strip(source[key], key === 'properties' && !isPropertyMap);
+  }
+  return copy;
+}
+
+/** Case-insensitive regex source for a word, for ajv patterns (which take no flags). */
+function anyCase(word: string): string {
+  return [...word].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('');
+}
+
+/** Schemes that run code or read local files where a browser opens them; never accepted in any URL field. */
+const DANGEROUS_SCHEMES = ['javascript', 'vbscript', 'data', 'file', 'blob'].map(anyCase).join('|');
+const NOT_DANGEROUS = `^(?!(?:${DANGEROUS_SCHEMES}):)`;
+
+/** A destination: an absolute http(s) URI. */
+function HttpUrl(maxLength = 8192, options: SchemaOptions = {}) {
+  return Type.String({ description: 'Absolute http(s) URL', ...options, format: 'uri', pattern: '^https?://', maxLength });
+}
+
+/** Any absolute URI (store links may be `market:` or `itms-apps:`) except a script, data or file URI. */
+function SafeUri(maxLength: number, options: SchemaOptions = {}) {
+  return Type.String({ description: 'Absolute URI; javascript:, vbscript:, data:, file: and blob: are refused', ...options, format: 'uri', pattern: NOT_DANGEROUS, maxLength });
+}
+
+const DateTime = (options: SchemaOptions = {}) => Type.String({ ...options, format: 'date-time' });
+const Integer = (minimum: number, maximum: number, options: SchemaOptions = {}) => Type.Integer({ ...options, minimum, maximum });
+const Text = (minLength: number, maxLength: number, options: SchemaOptions = {}) => Type.String({ ...options, minLength, maxLength });
+const ReferenceId = (options: SchemaOptions = {}) => Text(3, 64, options);
+const closed = { additionalProperties: false } as const;
+
+const COUNTRY = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 code, uppercase' });
+const LANGUAGE = Type.String({ pattern: '^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?$', description: 'Language tag such as `en` or `pt-BR`' });
+
+export const DEVICES = ['desktop', 'mobile', 'tablet'] as const;
+export const OPERATING_SYSTEMS = ['ios', 'android', 'windows', 'macos', 'linux', 'other'] as const;
+export const REDIRECT_TYPES = [301, 302, 307, 308] as const;
+
+// ---------------------------------------------------------------------------------------------------------------
+// utm (create only)
+// ---------------------------------------------------------------------------------------------------------------
+
+const UtmValue = Text(1, 200);
+
+export const UtmSchema = Type.Object(
+  {
+    utm_source: Type.Optional(UtmValue),
+    utm_medium: Type.Optional(UtmValue),
+    utm_campaign: Type.Optional(UtmValue),
+    utm_term: Type.Optional(UtmValue),
+    utm_content: Type.Optional(UtmValue),
+  },
+  { ...closed, description: 'UTM parameters added to the destination URL at creation' },
+);
+export type Utm = Static<typeof UtmSchema>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2.2 Targeting entry
+// ---------------------------------------------------------------------------------------------------------------
+
+export const TargetingMatchSchema = Type.Object(
+  {
+    country: Type.Optional(Type.Array(COUNTRY, { minItems: 1, maxItems: 50 })),
+    device: Type.Optional(Type.Array(StringEnum(DEVICES), { minItems: 1 })),
+    os: Type.Optional(Type.Array(StringEnum(OPERATING_SYSTEMS), { minItems: 1 })),
+    language: Type.Optional(Type.Array(LANGUAGE, { minItems: 1, maxItems: 20 })),
+  },
+  { ...closed, minProperties: 1, description: 'All given conditions must hold; at least one is required' },
+);
+
+export const TargetingEntrySchema = Type.Object({ match: TargetingMatchSchema, url: HttpUrl() }, closed);
+export type TargetingEntry = Static<typeof TargetingEntrySchema>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2.3 ab_test
+// ---------------------------------------------------------------------------------------------------------------
+
+const Weight = Integer(1, 100);
+const Count = Integer(0, Number.MAX_SAFE_INTEGER);
+
+export const AbVariantSchema = Type.Object(
+  {
+    url: HttpUrl(),
+    weight: Weight,
+    label: Type.Optional(Type.String({ maxLength: 40 })),
+  },
+  closed,
+);
+
+export const AbAutoSchema = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    min_sample: Integer(10, 1_000_000_000, { default: 1000, description: 'Clicks per variant before a winner can be chosen' }),
+    warmup_until: Type.Optional(DateTime()),
+    weights: Type.Optional(Type.Array(Weight, { maxItems: 10 })),
+    samples: Type.Optional(
+      Type.Object(
+        {
+          clicks: Type.Array(Count, { maxItems: 10 }),
+          conversions: Type.Array(Count, { maxItems: 10 }),
+        },
+        closed,
+      ),
+    ),
+    winner_index: Type.Optional(Integer(0, 9)),
+    stopped_at: Type.Optional(DateTime()),
+  },
+  closed,
+);
+
+export const AbTestSchema = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    variants: Type.Array(AbVariantSchema, { minItems: 1, maxItems: 10 }),
+    auto: Type.Optional(AbAutoSchema),
+  },
+  closed,
+);
+export type AbTest = Static<typeof AbTestSchema>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2.4 Rule
+// ---------------------------------------------------------------------------------------------------------------
+
+export const VISITOR_TYPES = [
+  'human',
+  'search_bot',
+  'social_preview',
+  'seo_crawler',
+  'ai_crawler',
+  'monitoring',
+  'security_scanner',
+  'library',
+  'headless',
+  'feed_reader',
+  'automated',
+  'datacenter',
+  'proxy',
+  'vpn',
+  'tor',
+  'unknown',
+] as const;
+export const PROXY_TYPES = ['DCH', 'PUB', 'VPN', 'SES', 'TOR', 'WEB'] as const;
+export const RULE_ACTION_TYPES = ['pass', 'block', 'redirect', 'page', 'warn'] as const;
+
+const Hour = Integer(0, 23);
+
+export const RuleMatchSchema = Type.Object(
+  {
+    visitor_type: Type.Optional(Type.Array(StringEnum(VISITOR_TYPES), { minItems: 1, maxItems: 16 })),
+    verified_bot: Type.Optional(Type.Boolean()),
+    proxy_type: Type.Optional(Type.Array(StringEnum(PROXY_TYPES), { minItems: 1, maxItems: 6 })),
+    quality_below: Type.Optional(Integer(1, 100)),
+    country: Type.Optional(Type.Array(COUNTRY, { minItems: 1, maxItems: 250 })),
+    region: Type.Optional(Type.Array(Text(1, 80), { minItems: 1, maxItems: 100 })),
+    city: Type.Optional(Type.Array(Text(1, 120), { minItems: 1, maxItems: 100 })),
+    asn: Type.Optional(Type.Array(Integer(1, 4_294_967_295), { minItems: 1, maxItems: 200 })),
+    ip: Type.Optional(Type.Array(Text(2, 49, { description: 'An IP address or CIDR range' }), { minItems: 1, maxItems: 1000 })),
+    user_agent: Type.Optional(Text(1, 200)),
+    referer: Type.Optional(Text(1, 200)),
+    has_utm: Type.Optional(Type.Boolean()),
+    device: Type.Optional(Type.Array(StringEnum(DEVICES), { minItems: 1, maxItems: 3 })),
+    language: Type.Optional(Type.Array(LANGUAGE, { minItems: 1, maxItems: 20 })),
+    local_time: Type.Optional(Type.Object({ from: Hour, to: Hour }, { ...closed, description: 'Hours of the day, visitor local time' })),
+    weekday: Type.Optional(Type.Array(Integer(1, 7), { minItems: 1, maxItems: 7 })),
+    visit: Type.Optional(StringEnum(['first', 'repeat'])),
+    ip_list_ids: Type.Optional(Type.Array(Text(3, 40), { minItems: 1, maxItems: 5 })),
+  },
+  { ...closed, description: 'All given conditions must hold' },
+);
+export type RuleMatch = Static<typeof RuleMatchSchema>;
+
+const PassActionSchema = Type.Object({ type: Type.Literal('pass') }, closed);
+const BlockActionSchema = Type.Object(
+  {
+    type: Type.Literal('block'),
+    status: IntegerEnum([404, 410], { default: 404, description: '404 looks like a nonexistent link; 410 means removed permanently' }),
+  },
+  closed,
+);
+const RedirectActionSchema = Type.Object({ type: Type.Literal('redirect'), url: HttpUrl() }, closed);
+const PageActionSchema = Type.Object(
+  {
+    type: Type.Literal('page'),
+    title: Type.Optional(Type.String({ maxLength: 140 })),
+    text: Type.Optional(Type.String({ maxLength: 600 })),
+    button_label: Type.Optional(Type.String({ maxLength: 60 })),
+    button_url: Type.Optional(SafeUri(2048)),
+  },
+  closed,
+);
+const WarnActionSchema = Type.Object({ type: Type.Literal('warn') }, closed);
+
+export type RuleAction =
+  | Static<typeof PassActionSchema>
+  | Static<typeof BlockActionSchema>
+  | Static<typeof RedirectActionSchema>
+  | Static<typeof PageActionSchema>
+  | Static<typeof WarnActionSchema>;
+
+const ACTION_SCHEMAS = { pass: PassActionSchema, block: BlockActionSchema, redirect: RedirectActionSchema, page: PageActionSchema, warn: WarnActionSchema };
+
+/**
+ * Discriminated by `type`: an unknown type fails on `type`; a known one must match its own shape exactly (a missing
+ * field or an extra one is named). if/then rather than oneOf so that `block.status` gets its default.
+ */
+export const RuleActionSchema = Type.Unsafe<RuleAction>({
+  type: 'object',
+  description: 'One of the action types pass, block, redirect, page, warn',
+  required: ['type'],
+  properties: { type: { type: 'string', enum: [...RULE_ACTION_TYPES] } },
+  allOf: RULE_ACTION_TYPES.map((type) => ({
+    if: { type: 'object', required: ['type'], properties: { type: { const: type } } },
+    then: ACTION_SCHEMAS[type],
+  })),
+});
+
+export const RuleSchema = Type.Object(
+  {
+    id: Type.Optional(Text(3, 40)),
+    enabled: Type.Boolean({ default: true }),
+    label: Type.Optional(Type.String({ maxLength: 80 })),
+    invert: Type.Boolean({ default: false, description: 'Act when the match does not hold' }),
+    match: RuleMatchSchema,
+    action: RuleActionSchema,
+  },
+  closed,
+);
+export type Rule = Static<typeof RuleSchema>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2.5 mobile
+// ---------------------------------------------------------------------------------------------------------------
+
+export const MobileAppSchema = Type.Object(
+  {
+    app_url: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        // A deep link of any app scheme, but never one a browser would run or read locally.
+        pattern: `${NOT_DANGEROUS}[A-Za-z][A-Za-z0-9+.\\-]*:[^\\s\\u0000-\\u001f\\u007f]+$`,
+        description: 'App deep link, any scheme (e.g. myapp://path)',
+      }),
+    ),
+    store_url: Type.Optional(SafeUri(8192)),
+    web_url: Type.Optional(HttpUrl()),
+  },
+  closed,
+);
+export type MobileApp = Static<typeof MobileAppSchema>;
+
+export const MobileSchema = Type.Object(
+  {
+    enabled: Type.Boolean({ default: false }),
+    ios: Type.Optional(MobileAppSchema),
+    android: Type.Optional(MobileAppSchema),
+    desktop_url: Type.Optional(HttpUrl()),
+    tablet: StringEnum(['mobile', 'desktop'], { default: 'mobile', description: 'Whether tablets are handled as mobile or desktop' }),
+    in_app: StringEnum(['attempt', 'store', 'web'], { default: 'attempt' }),
+    delay_ms: Integer(500, 5000, { default: 1600 }),
+    deferred: Type.Boolean({ default: false }),
+  },
+  closed,
+);
+export type Mobile = Static<typeof MobileSchema>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2.6 rotator
+// ---------------------------------------------------------------------------------------------------------------
+
+const ClickLimit = Integer(1, 1_000_000_000);
+
+export const RotatorLimitsSchema = Type.Object(
+  {
+    max_total_clicks: Type.Optional(ClickLimit),
+    max_daily_clicks: Type.Optional(ClickLimit),
+    starts_at: Type.Optional(DateTime()),
+  },
+  closed,
+);
+
+export const RotatorDestinationSchema = Type.Object(
+  {
+    id: Text(3, 40),
+    url: HttpUrl(),
+    weight: Integer(1, 100, { default: 1 }),
+    active: Type.Boolean({ default: true }),
+    limits: Type.Optional(Nullable(RotatorLimitsSchema)),
+  },
+  closed,
+);
+export type RotatorDestination = Static<typeof RotatorDestinationSchema>;
+
+export const RotatorSchema = Type.Object(
+  {
+    enabled: Type.Boolean({ default: true }),
+    mode: StringEnum(['weighted', 'round_robin', 'uniform'], { default: 'weighted' }),
+    sticky_ttl_seconds: Integer(0, 2_592_000, { default: 0, description: 'How long a visitor keeps its destination; 0: not sticky' }),
+    fallback_url: Nullable(HttpUrl(), { default: null }),
+    auto_disable_unhealthy: Type.Boolean({ default: false }),
+    destinations: Type.Array(RotatorDestinationSchema, { minItems: 1, maxItems: 50 }),
+  },
+  closed,
+);
+export type Rotator = Static<typeof RotatorSchema>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Link requests
+// ---------------------------------------------------------------------------------------------------------------
+
+const Slug = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' });
+const RedirectType = IntegerEnum(REDIRECT_TYPES);
+
+/** The settable fields of a link besides `url`, all optional and without defaults (a patch must not gain any). */
+const linkContent = {
+  domain_id: Type.Optional(ReferenceId()),
+  slug: Type.Optional(Slug),
+  title: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+  note: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+  folder_id: Type.Optional(Nullable(ReferenceId())),
+  tag_ids: Type.Optional(Type.Array(ReferenceId(), { maxItems: 20, uniqueItems: true })),
+  redirect_type: Type.Optional(RedirectType),
+  expires_at: Type.Optional(Nullable(DateTime())),
+  expired_url: Type.Optional(Nullable(HttpUrl(), { description: 'Where an expired link sends visitors' })),
+  password: Type.Optional(Nullable(Text(1, 128), { description: 'Write-only; null removes the password' })),
+  targeting: Type.Optional(Type.Array(TargetingEntrySchema, { maxItems: 50 })),
+  ab_test: Type.Optional(Nullable(AbTestSchema)),
+  rules: Type.Optional(Type.Array(RuleSchema, { maxItems: 20 })),
+  workspace_rules_off: Type.Optional(Type.Boolean()),
+  mobile: Type.Optional(Nullable(MobileSchema)),
+  rotator: Type.Optional(Nullable(RotatorSchema)),
+};
+
+export const LinkCreateSchema = Type.Object(
+  {
+    url: HttpUrl(8192, { description: 'Destination' }),
+    ...linkContent,
+    redirect_type: Type.Optional(IntegerEnum(REDIRECT_TYPES, { default: 302 })),
+    workspace_rules_off: Type.Optional(Type.Boolean({ default: false })),
+    utm: Type.Optional(UtmSchema),
+  },
+  { ...closed, $id: 'LinkCreate' },
+);
+export type LinkCreate = Static<typeof LinkCreateSchema>;
+
+export const LinkUpdateSchema = Type.Object(
+  {
+    url: Type.Optional(HttpUrl(8192, { description: 'Destination' })),
+    ...linkContent,
+    archived: Type.Optional(Type.Boolean()),
+  },
+  { ...closed, minProperties: 1, $id: 'LinkUpdate' },
+);
+export type LinkUpdate = Static<typeof LinkUpdateSchema>;
+
+/** A link's content after a patch is merged into it: what LinkCreate allows, without `utm`, plus `archived`. */
+export const LinkStoredSchema = Type.Object(
+  {
+    url: HttpUrl(),
+    ...linkContent,
+    archived: Type.Optional(Type.Boolean()),
+  },
+  closed,
+);
+export type LinkStored = Static<typeof LinkStoredSchema>;
+
+/** Spec 4.2: "create up to 100 links per call". */
+export const BulkCreateSchema = Type.Array(LinkCreateSchema, { minItems: 1, maxItems: 100, $id: 'LinkBulkCreate' });
+export type BulkCreate = Static<typeof BulkCreateSchema>;
+
+export const LinkListQuerySchema = Type.Object(
+  {
+    cursor: Type.Optional(Text(1, 500, { description: 'The next_cursor of the previous page, unchanged' })),
+    limit: Integer(1, 100, { default: 50 }),
+    search: Type.Optional(Type.String({ maxLength: 200 })),
+    domain_id: Type.Optional(ReferenceId()),
+    tag: Type.Optional(ReferenceId({ description: 'A tag id' })),
+    folder_id: Type.Optional(ReferenceId()),
+    archived: Type.Optional(StringEnum(['true', 'false'])),
+  },
+  closed,
+);
+export type LinkListQuery = Static<typeof LinkListQuerySchema>;
+
+export const QrQuerySchema = Type.Object(
+  {
+    format: StringEnum(['png', 'svg'], { default: 'png' }),
+    size: Type.Optional(Integer(64, 2048, { description: 'Width and height in pixels; overrides the preset' })),
+    preset: Type.Optional(StringEnum(['small', 'medium', 'large', 'print'])),
+    margin: Type.Optional(Integer(0, 16, { description: 'Quiet zone, in modules' })),
+  },
+  closed,
+);
+export type QrQuery = Static<typeof QrQuerySchema>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Link responses (spec 2.1): every field present, no defaults
+// ---------------------------------------------------------------------------------------------------------------
+
+export const TagRefSchema = Type.Object({ id: Type.String(), name: Type.String(), color: Nullable(Type.String()) }, closed);
+export type TagRef = Static<typeof TagRefSchema>;
+
+export const LinkSchema = Type.Object(
+  {
+    id: Type.String(),
+    short_url: Type.String({ format: 'uri' }),
+    domain_id: Type.String(),
+    domain: Type.String(),
+    slug: Type.String(),
+    url: Type.String({ description: 'Destination' }),
+    title: Nullable(Type.String()),
+    note: Nullable(Type.String()),
+    folder_id: Nullable(Type.String()),
+    tags: Type.Array(TagRefSchema),
+    redirect_type: RedirectType,
+    expires_at: Nullable(DateTime({ pattern: 'Z$', description: 'UTC' })),
+    expired_url: Nullable(Type.String()),
+    has_password: Type.Boolean({ description: 'The password itself is never returned' }),
+    targeting: Type.Array(TargetingEntrySchema, { maxItems: 50 }),
+    ab_test: withoutDefaults(Nullable(AbTestSchema)),
+    rules: withoutDefaults(Type.Array(RuleSchema, { maxItems: 20 })),
+    workspace_rules_off: Type.Boolean(),
+    mobile: withoutDefaults(Nullable(MobileSchema)),
+    rotator: withoutDefaults(Nullable(RotatorSchema)),
+    archived: Type.Boolean(),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  },
+  { ...closed, $id: 'Link' },
+);
+export type Link = Static<typeof LinkSchema>;
+
+export const PaginationSchema = Type.Object({ next_cursor: Nullable(Type.String()), has_more: Type.Boolean() }, closed);
+
+export const LinkListSchema = Type.Object({ data: Type.Array(LinkSchema), pagination: PaginationSchema }, { ...closed, $id: 'LinkList' });
+export type LinkList = Static<typeof LinkListSchema>;
+
+const ErrorDetailSchema = Type.Object({ path: Type.String(), message: Type.String() }, closed);
+
+export const BulkResultSchema = Type.Object(
+  {
+    data: Type.Array(
+      Type.Union([
+        Type.Object({ index: Type.Integer({ minimum: 0 }), status: Type.Literal('created'), link: LinkSchema }, closed),
+        Type.Object(
+          {
+            index: Type.Integer({ minimum: 0 }),
+            status: Type.Literal('failed'),
+            error: Type.Object({ code: Type.String(), message: Type.String(), details: Type.Optional(Type.Array(ErrorDetailSchema)) }, closed),
+          },
+          closed,
+        ),
+      ]),
+      { description: 'One result per submitted item, in order; `index` is its position in the request' },
+    ),
+    created: Type.Integer({ minimum: 0 }),
+    failed: Type.Integer({ minimum: 0 }),
+  },
+  { ...closed, $id: 'LinkBulkResult' },
+);
+export type BulkResult = Static<typeof BulkResultSchema>;

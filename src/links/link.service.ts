@@ -1,0 +1,250 @@
+import type { ClientSession, MongoClient } from 'mongodb';
+import { inTransaction } from '../platform/mongo.ts';
+import { newId } from '../platform/ids.ts';
+import { AppError, DuplicateKeyError, NotFoundError } from '../platform/errors.ts';
+import type { CacheBus } from '../platform/cache-bus.ts';
+import type { Principal } from '../keys/key.service.ts';
+import type { EventStore } from '../events/event.store.ts';
+import type { EventType } from '../events/event-types.ts';
+import { decodeTimePosition, pageOf, timePosition, type Pagination } from '../http/cursor.ts';
+import { bodyValidator } from '../http/validation.ts';
+import type { LinkDoc, LinkStore } from './link.store.ts';
+import type { QuotaStore } from './quota.store.ts';
+import type { LabelDoc, LabelStore } from './label.store.ts';
+import type { DomainDirectory } from './domains.ts';
+import { hashPassword } from './password.ts';
+import { linkView } from './link.view.ts';
+import { applyUtm, capabilitiesUsed, checkReferences, generateSlug, requireCapabilities, withRuleIds, type LinkContent } from './link.prepare.ts';
+import { LinkStoredSchema, type Link, type LinkCreate, type LinkListQuery, type LinkUpdate } from './link.schemas.ts';
+
+type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
+
+export interface LinkServiceDeps {
+  client: MongoClient;
+  links: LinkStore;
+  quota: QuotaStore;
+  tags: LabelStore;
+  folders: LabelStore;
+  events: EventStore;
+  domains: DomainDirectory;
+  /** Null in tools that run without NATS; the api always has it. */
+  bus: CacheBus | null;
+  /** Wakes the outbox relay when it runs in this process (all-in-one). */
+  onEvent?: () => void;
+}
+
+export type BulkItem =
+  | { index: number; status: 'created'; link: Link }
+  | { index: number; status: 'failed'; error: { code: string; message: string; details?: Array<{ path: string; message: string }> } };
+
+const SLUG_ATTEMPTS = 5;
+const validateStored = bodyValidator(LinkStoredSchema);
+
+export class LinkService {
+  private readonly d: LinkServiceDeps;
+  constructor(deps: LinkServiceDeps) {
+    this.d = deps;
+  }
+
+  async create(principal: WorkspacePrincipal, input: LinkCreate): Promise<Link> {
+    const doc = await this.prepare(principal, input);
+    // A generated slug that collides is drawn again; a slug the client chose is its conflict to resolve.
+    // The quota place is taken before the transaction and given back if the link is not created: a counter every
+    // create of the workspace writes would make concurrent transactions conflict with each other.
+    await this.d.quota.takeLinks(doc.workspace_id, 1, principal.plan.limits.links);
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.commit(principal, 'link.created', doc, (session) => this.d.links.insert(doc, session));
+          break;
+        } catch (error) {
+          if (!(error instanceof DuplicateKeyError) || input.slug !== undefined || attempt >= SLUG_ATTEMPTS) throw error;
+          doc.slug = generateSlug();
+        }
+      }
+    } catch (error) {
+      await this.d.quota.releaseLinks(doc.workspace_id, 1);
+      throw error;
+    }
+    await this.broadcast(doc);
+    return this.viewOne(doc);
+  }
+
+  /** Each item succeeds or fails on its own; the quota counts every item. */
+  async createMany(principal: WorkspacePrincipal, inputs: readonly LinkCreate[]): Promise<{ data: BulkItem[]; created: number; failed: number }> {
+    const data: BulkItem[] = [];
+    for (const [index, input] of inputs.entries()) {
+      try {
+        data.push({ index, status: 'created', link: await this.create(principal, input) });
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        data.push({ index, status: 'failed', error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } });
+      }
+    }
+    const created = data.filter((d) => d.status === 'created').length;
+    return { data, created, failed: data.length - created };
+  }
+
+  async get(principal: WorkspacePrincipal, id: string): Promise<Link> {
+    return this.viewOne(await this.find(principal, id));
+  }
+
+  async update(principal: WorkspacePrincipal, id: string, patch: LinkUpdate): Promise<Link> {
+    const existing = await this.find(principal, id);
+    const { password, ...changes } = patch;
+    // The merged link must satisfy the same schema as a new one: a patch cannot leave it half-valid.
+    const merged = validateStored({ ...contentOf(existing), ...changes }) as LinkContent;
+    const passwordHash = password === undefined ? existing.password_hash : password === null ? null : await hashPassword(password);
+    const touched = capabilitiesUsed(changes as LinkContent, password !== undefined && password !== null);
+    requireCapabilities(principal, touched);
+    const domain = await checkReferences(principal, merged, this.d);
+    const doc: LinkDoc = {
+      ...existing,
+      ...docFields(merged),
+      domain_id: domain.id,
+      domain: domain.hostname,
+      slug: merged.slug ?? existing.slug,
+      password_hash: passwordHash,
+      archived: merged.archived ?? existing.archived,
+      updated_at: new Date(),
+    };
+    await this.commit(principal, 'link.updated', doc, async (session) => {
+      if (!(await this.d.links.replace(doc, session))) throw new NotFoundError('link');
+    }, { changed: Object.keys(patch).sort() });
+    await this.broadcast(existing, doc);
+    return this.viewOne(doc);
+  }
+
+  async delete(principal: WorkspacePrincipal, id: string): Promise<void> {
+    const existing = await this.find(principal, id);
+    await this.commit(principal, 'link.deleted', existing, async (session) => {
+      if (!(await this.d.links.delete(existing.workspace_id, id, session))) throw new NotFoundError('link');
+    });
+    await this.d.quota.releaseLinks(existing.workspace_id, 1);
+    await this.broadcast(existing);
+  }
+
+  async list(principal: WorkspacePrincipal, query: LinkListQuery): Promise<{ data: Link[]; pagination: Pagination }> {
+    const rows = await this.d.links.page({
+      workspaceId: principal.workspace._id,
+      after: decodeTimePosition(query.cursor),
+      limit: query.limit + 1,
+      ...(query.search ? { search: query.search } : {}),
+      ...(query.domain_id !== undefined ? { domain_id: query.domain_id } : {}),
+      ...(query.tag !== undefined ? { tag: query.tag } : {}),
+      ...(query.folder_id !== undefined ? { folder_id: query.folder_id } : {}),
+      ...(query.archived !== undefined ? { archived: query.archived === 'true' } : {}),
+    });
+    const { page, pagination } = pageOf(rows, query.limit, timePosition);
+    return { data: await this.views(page), pagination };
+  }
+
+  private async find(principal: WorkspacePrincipal, id: string): Promise<LinkDoc> {
+    const doc = await this.d.links.findById(principal.workspace._id, id);
+    if (!doc) throw new NotFoundError('link');
+    return doc;
+  }
+
+  private async prepare(principal: WorkspacePrincipal, input: LinkCreate): Promise<LinkDoc> {
+    const { utm, password, ...content } = input;
+    requireCapabilities(principal, capabilitiesUsed(content, password !== undefined && password !== null));
+    const domain = await checkReferences(principal, content, this.d);
+    const now = new Date();
+    return {
+      _id: newId('lnk'),
+      workspace_id: principal.workspace._id,
+      ...docFields({ ...content, url: applyUtm(content.url, utm) }),
+      domain_id: domain.id,
+      domain: domain.hostname,
+      slug: content.slug ?? generateSlug(),
+      password_hash: password ? await hashPassword(password) : null,
+      archived: false,
+      created_at: now,
+      updated_at: now,
+    };
+  }
+
+  /** The change and its event row commit together (the outbox), then the relay is nudged. */
+  private async commit(
+    principal: WorkspacePrincipal,
+    type: EventType,
+    doc: LinkDoc,
+    work: (session: ClientSession) => Promise<void>,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
+    await inTransaction(this.d.client, async (session) => {
+      await work(session);
+      await this.d.events.append(
+        {
+          type,
+          workspaceId: doc.workspace_id,
+          partnerId: principal.workspace.partner_id,
+          data: { id: doc._id, domain: doc.domain, slug: doc.slug, url: doc.url, ...extra },
+        },
+        session,
+      );
+    });
+    this.d.onEvent?.();
+  }
+
+  /** Every redirect pod drops its copy of these host + slug pairs at once (and any cached "not found"). */
+  private async broadcast(...docs: LinkDoc[]): Promise<void> {
+    const keys = [...new Set(docs.map((d) => `${d.domain}/${d.slug}`))];
+    await this.d.bus?.publish({ kind: 'link', id: docs[0]!._id, keys });
+  }
+
+  private async viewOne(doc: LinkDoc): Promise<Link> {
+    return (await this.views([doc]))[0]!;
+  }
+
+  private async views(docs: LinkDoc[]): Promise<Link[]> {
+    const workspaceId = docs[0]?.workspace_id;
+    if (!workspaceId) return [];
+    const tagIds = [...new Set(docs.flatMap((d) => d.tag_ids))];
+    const tags = new Map<string, LabelDoc>((await this.d.tags.findMany(workspaceId, tagIds)).map((t) => [t._id, t]));
+    return docs.map((d) => linkView(d, tags, this.d.domains.default.baseUrl));
+  }
+}
+
+/** A stored link as content (what a client sends), to merge a patch into and validate the result. */
+function contentOf(doc: LinkDoc): LinkContent {
+  return {
+    url: doc.url,
+    domain_id: doc.domain_id,
+    slug: doc.slug,
+    title: doc.title,
+    note: doc.note,
+    folder_id: doc.folder_id,
+    tag_ids: doc.tag_ids,
+    redirect_type: doc.redirect_type,
+    expires_at: doc.expires_at?.toISOString() ?? null,
+    expired_url: doc.expired_url,
+    targeting: doc.targeting,
+    ab_test: doc.ab_test,
+    rules: doc.rules,
+    workspace_rules_off: doc.workspace_rules_off,
+    mobile: doc.mobile,
+    rotator: doc.rotator,
+    archived: doc.archived,
+  };
+}
+
+/** Content fields as stored: dates as Dates, absent optional blocks as their empty value, rules with ids. */
+function docFields(content: LinkContent): Omit<LinkDoc, '_id' | 'workspace_id' | 'domain_id' | 'domain' | 'slug' | 'password_hash' | 'archived' | 'created_at' | 'updated_at'> {
+  return {
+    url: content.url,
+    title: content.title ?? null,
+    note: content.note ?? null,
+    folder_id: content.folder_id ?? null,
+    tag_ids: [...new Set(content.tag_ids ?? [])],
+    redirect_type: (content.redirect_type ?? 302),
+    expires_at: content.expires_at ? new Date(content.expires_at) : null,
+    expired_url: content.expired_url ?? null,
+    targeting: content.targeting ?? [],
+    ab_test: content.ab_test ?? null,
+    rules: withRuleIds(content.rules),
+    workspace_rules_off: content.workspace_rules_off ?? false,
+    mobile: content.mobile ?? null,
+    rotator: content.rotator ?? null,
+  };
+}

@@ -1,0 +1,133 @@
+import type { ClientSession, Collection, Db, Filter } from 'mongodb';
+import { DuplicateKeyError, isDuplicateKey } from '../platform/errors.ts';
+import type { AbTest, Mobile, Rotator, Rule, TargetingEntry } from './link.schemas.ts';
+
+export type RedirectType = 301 | 302 | 307 | 308;
+
+export interface LinkDoc {
+  _id: string;
+  workspace_id: string;
+  domain_id: string;
+  /** The hostname, denormalised: the redirect path resolves host + slug without a join. */
+  domain: string;
+  slug: string;
+  url: string;
+  title: string | null;
+  note: string | null;
+  folder_id: string | null;
+  tag_ids: string[];
+  redirect_type: RedirectType;
+  expires_at: Date | null;
+  expired_url: string | null;
+  /** scrypt; the password itself is never stored or returned. */
+  password_hash: string | null;
+  targeting: TargetingEntry[];
+  ab_test: AbTest | null;
+  rules: Rule[];
+  workspace_rules_off: boolean;
+  mobile: Mobile | null;
+  rotator: Rotator | null;
+  archived: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface LinkPage {
+  workspaceId: string;
+  /** Position after which the page starts (newest first): the last row of the previous page. */
+  after: { created_at: Date; id: string } | null;
+  limit: number;
+  search?: string;
+  domain_id?: string;
+  tag?: string;
+  folder_id?: string;
+  archived?: boolean;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+export class LinkStore {
+  readonly collection: Collection<LinkDoc>;
+  constructor(db: Db) {
+    this.collection = db.collection<LinkDoc>('links');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([
+      { key: { domain_id: 1, slug: 1 }, name: 'domain_slug_unique', unique: true },
+      { key: { workspace_id: 1, created_at: -1, _id: -1 }, name: 'workspace_newest' },
+      { key: { workspace_id: 1, tag_ids: 1, created_at: -1 }, name: 'workspace_tag' },
+      { key: { workspace_id: 1, folder_id: 1, created_at: -1 }, name: 'workspace_folder' },
+    ]);
+  }
+
+  /** Inserts; a taken domain + slug becomes a DuplicateKeyError (409 conflict), never an internal error. */
+  async insert(doc: LinkDoc, session?: ClientSession): Promise<void> {
+    try {
+      await this.collection.insertOne(doc, session ? { session } : {});
+    } catch (error) {
+      if (isDuplicateKey(error)) throw new DuplicateKeyError(`The slug "${doc.slug}" is already taken on ${doc.domain}.`, error.keyValue, error);
+      throw error;
+    }
+  }
+
+  /** The tenant id is part of every lookup: another workspace's link is indistinguishable from a missing one. */
+  findById(workspaceId: string, id: string, session?: ClientSession): Promise<LinkDoc | null> {
+    return this.collection.findOne({ _id: id, workspace_id: workspaceId }, session ? { session } : {});
+  }
+
+  findBySlug(domainId: string, slug: string): Promise<LinkDoc | null> {
+    return this.collection.findOne({ domain_id: domainId, slug });
+  }
+
+  async replace(doc: LinkDoc, session?: ClientSession): Promise<boolean> {
+    try {
+      const result = await this.collection.replaceOne({ _id: doc._id, workspace_id: doc.workspace_id }, doc, session ? { session } : {});
+      return result.matchedCount === 1;
+    } catch (error) {
+      if (isDuplicateKey(error)) throw new DuplicateKeyError(`The slug "${doc.slug}" is already taken on ${doc.domain}.`, error.keyValue, error);
+      throw error;
+    }
+  }
+
+  async delete(workspaceId: string, id: string, session?: ClientSession): Promise<boolean> {
+    const result = await this.collection.deleteOne({ _id: id, workspace_id: workspaceId }, session ? { session } : {});
+    return result.deletedCount === 1;
+  }
+
+  /** Newest first by (created_at, _id): rows inserted while a client pages are newer than its cursor, never in it. */
+  page(query: LinkPage): Promise<LinkDoc[]> {
+    const and: Filter<LinkDoc>[] = [{ workspace_id: query.workspaceId }];
+    if (query.domain_id !== undefined) and.push({ domain_id: query.domain_id });
+    if (query.tag !== undefined) and.push({ tag_ids: query.tag });
+    if (query.folder_id !== undefined) and.push({ folder_id: query.folder_id });
+    if (query.archived !== undefined) and.push({ archived: query.archived });
+    if (query.search) {
+      const pattern = { $regex: escapeRegex(query.search), $options: 'i' };
+      and.push({ $or: [{ slug: pattern }, { url: pattern }, { title: pattern }, { note: pattern }] });
+    }
+    if (query.after) {
+      const { created_at, id } = query.after;
+      and.push({ $or: [{ created_at: { $lt: created_at } }, { created_at, _id: { $lt: id } }] });
+    }
+    return this.collection
+      .find(and.length === 1 ? and[0]! : { $and: and })
+      .sort({ created_at: -1, _id: -1 })
+      .limit(query.limit)
+      .toArray();
+  }
+
+  countOf(workspaceId: string): Promise<number> {
+    return this.collection.countDocuments({ workspace_id: workspaceId });
+  }
+
+  async removeTag(workspaceId: string, tagId: string, session?: ClientSession): Promise<void> {
+    await this.collection.updateMany({ workspace_id: workspaceId, tag_ids: tagId }, { $pull: { tag_ids: tagId } }, session ? { session } : {});
+  }
+
+  async clearFolder(workspaceId: string, folderId: string, session?: ClientSession): Promise<void> {
+    await this.collection.updateMany({ workspace_id: workspaceId, folder_id: folderId }, { $set: { folder_id: null } }, session ? { session } : {});
+  }
+}

@@ -1,0 +1,37 @@
+import type { LinkDoc } from './link.store.ts';
+import type { LabelDoc } from './label.store.ts';
+import type { Link } from './link.schemas.ts';
+import { DEFAULT_DOMAIN_ID } from './domains.ts';
+
+/** How the API shows a stored link (spec 2.1): dates as ISO strings in UTC, the password only as `has_password`. */
+export function linkView(doc: LinkDoc, tags: ReadonlyMap<string, LabelDoc>, defaultBaseUrl: string): Link {
+  const base = doc.domain_id === DEFAULT_DOMAIN_ID ? defaultBaseUrl : `https://${doc.domain}`;
+  return {
+    id: doc._id,
+    short_url: `${base}/${doc.slug}`,
+    domain_id: doc.domain_id,
+    domain: doc.domain,
+    slug: doc.slug,
+    url: doc.url,
+    title: doc.title,
+    note: doc.note,
+    folder_id: doc.folder_id,
+    tags: doc.tag_ids.flatMap((id) => {
+      const tag = tags.get(id);
+      return tag ? [{ id: tag._id, name: tag.name, color: tag.color ?? null }] : [];
+    }),
+    redirect_type: doc.redirect_type,
+    expires_at: doc.expires_at?.toISOString() ?? null,
+    expired_url: doc.expired_url,
+    has_password: doc.password_hash !== null,
+    targeting: doc.targeting,
+    ab_test: doc.ab_test,
+    rules: doc.rules,
+    workspace_rules_off: doc.workspace_rules_off,
+    mobile: doc.mobile,
+    rotator: doc.rotator,
+    archived: doc.archived,
+    created_at: doc.created_at.toISOString(),
+    updated_at: doc.updated_at.toISOString(),
+  };
+}
