@@ -1,0 +1,451 @@
+// The OpenAPI 3.1 document, generated from the route table: the same TypeBox schemas that validate requests and
+// shape responses become the published contract (spec part 9), so the two cannot drift apart.
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { ResponseSpec, RouteSpec } from './route-table.ts';
+import { ERROR_CATALOGUE, ERROR_CODES } from './error-catalogue.ts';
+import { ALL_SCOPES, SCOPE_AREAS, type Scope, type ScopeArea } from '../keys/scopes.ts';
+import { KEY_PREFIX } from '../keys/key.service.ts';
+import type { ErrorCode } from '../platform/errors.ts';
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export interface OpenApiOptions {
+  /** Public origin of the API; the document's server is `<serverUrl>/v1`. */
+  serverUrl: string;
+  version: string;
+  idempotencyTtlHours: number;
+}
+
+export interface OpenApiDocument {
+  openapi: '3.1.0';
+  jsonSchemaDialect: string;
+  info: JsonObject;
+  servers: JsonObject[];
+  tags: JsonObject[];
+  paths: Record<string, Record<string, JsonObject>>;
+  components: {
+    schemas: Record<string, JsonObject>;
+    securitySchemes: Record<string, JsonObject>;
+    parameters: Record<string, JsonObject>;
+    headers: Record<string, JsonObject>;
+    responses: Record<string, JsonObject>;
+  };
+  /** Every error code with its status(es), meaning and retry advice: the error catalogue, machine-readable. */
+  'x-error-codes': Record<string, JsonObject>;
+}
+
+/** The error envelope of spec part 7, declared once like every other schema. */
+export const ErrorSchema = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.Unsafe<ErrorCode>({ type: 'string', enum: ERROR_CODES, description: 'Stable: clients branch on it' }),
+        message: Type.String({ description: 'For humans; may change between releases' }),
+        doc_url: Type.String({ format: 'uri', description: 'Documentation of the code' }),
+        details: Type.Optional(
+          Type.Array(
+            Type.Object(
+              { path: Type.String({ description: 'The field, as `targeting[0].match.country`' }), message: Type.String() },
+              { additionalProperties: false },
+            ),
+            { description: 'On validation_failed: one entry per failing field' },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, $id: 'Error' },
+);
+
+const SCHEMAS = '#/components/schemas/';
+const COMPONENT_NAME = /^[A-Za-z0-9._-]+$/;
+const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** Keywords whose values are data, not subschemas: copied as they are, never searched for `$id`. */
+const DATA_KEYWORDS = new Set(['const', 'default', 'enum', 'examples', 'example']);
+
+export function buildOpenApi(routes: readonly RouteSpec[], options: OpenApiOptions): OpenApiDocument {
+  const schemas = new SchemaComponents();
+  schemas.convert(ErrorSchema);
+  const paths: Record<string, Record<string, JsonObject>> = {};
+  const operationIds = new Set<string>();
+  const tags: string[] = [];
+  for (const route of routes) {
+    if (operationIds.has(route.operationId)) throw new Error(`OpenAPI: operationId ${route.operationId} is used twice`);
+    operationIds.add(route.operationId);
+    if (!tags.includes(route.tag)) tags.push(route.tag);
+    const path = openApiPath(route.path);
+    const item = (paths[path] ??= {});
+    const method = route.method.toLowerCase();
+    if (item[method]) throw new Error(`OpenAPI: ${route.method} ${route.path} is declared twice`);
+    item[method] = operation(route, schemas);
+  }
+  return {
+    openapi: '3.1.0',
+    // TypeBox emits plain JSON Schema 2020-12; no OpenAPI-only keyword (discriminator, xml) is used.
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'Linkplane API',
+      version: options.version,
+      description: apiDescription(options.idempotencyTtlHours),
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: `${options.serverUrl.replace(/\/+$/, '')}/v1` }],
+    tags: tags.map((name) => ({ name })),
+    paths,
+    components: {
+      schemas: schemas.sorted(),
+      securitySchemes: { bearerAuth: bearerScheme() },
+      parameters: { IdempotencyKey: idempotencyKeyParameter(options.idempotencyTtlHours) },
+      // A copy: each document is the caller's to keep or change without touching the next one.
+      headers: structuredClone(HEADERS),
+      responses: Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([status, name]) => [name, errorResponseBody(Number(status), true)])),
+    },
+    'x-error-codes': Object.fromEntries(
+      ERROR_CODES.map((code) => {
+        const { status, otherStatuses, meaning, retry } = ERROR_CATALOGUE[code];
+        const entry: JsonObject = { status, meaning, retry };
+        if (otherStatuses) entry.other_statuses = [...otherStatuses];
+        return [code, entry];
+      }),
+    ),
+  };
+}
+
+/** Koa's `/links/:id` is OpenAPI's `/links/{id}`. */
+function openApiPath(path: string): string {
+  // Wildcards and optional groups have no faithful OpenAPI form: refuse them rather than publish a wrong path.
+  if (/[*{}?]/.test(path)) throw new Error(`OpenAPI: path ${path} uses a pattern the document cannot express`);
+  return path.replace(/:(\w+)/g, '{$1}');
+}
+
+function operation(route: RouteSpec, schemas: SchemaComponents): JsonObject {
+  const authenticated = route.auth !== null;
+  const mutation = MUTATIONS.has(route.method);
+  const pathParams = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+  const parameters: Json[] = pathParams.map((name) => ({
+    name,
+    in: 'path',
+    required: true,
+    description: 'An unknown identifier, or one of another tenant, answers 404 not_found.',
+    schema: { type: 'string' },
+  }));
+  if (route.query) parameters.push(...queryParameters(route, schemas));
+  if (mutation) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+
+  const op: JsonObject = {
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    description: [route.description, accessSentence(route)].filter(Boolean).join('\n\n'),
+    security: authenticated ? [{ bearerAuth: [] }] : [],
+  };
+  if (route.auth) {
+    op['x-key-kind'] = route.auth.kind;
+    op['x-required-scope'] = route.auth.scope;
+  }
+  if (parameters.length > 0) op.parameters = parameters;
+  if (route.body) {
+    op.requestBody = { required: true, content: { 'application/json': { schema: schemas.convert(route.body) } } };
+  }
+  op.responses = responses(route, schemas, { authenticated, mutation, hasId: pathParams.length > 0 });
+  return op;
+}
+
+/** One parameter per property of the query object; a property with a default is optional whatever `required` says. */
+function queryParameters(route: RouteSpec, schemas: SchemaComponents): JsonObject[] {
+  const { properties, required = [] } = route.query as TSchema & { properties?: Record<string, TSchema>; required?: string[] };
+  if (!properties) throw new Error(`OpenAPI: the query schema of ${route.operationId} must be an object`);
+  return Object.keys(properties).map((name) => {
+    const property = properties[name]!;
+    const parameter: JsonObject = {
+      name,
+      in: 'query',
+      // The query validator fills defaults in, so a client may leave such a field out.
+      required: required.includes(name) && property.default === undefined,
+      schema: schemas.convert(property),
+    };
+    if (typeof property.description === 'string') parameter.description = property.description;
+    return parameter;
+  });
+}
+
+function accessSentence(route: RouteSpec): string {
+  if (!route.auth) return 'Public: no key is needed.';
+  const { kind, scope } = route.auth;
+  const key = kind === 'any' ? 'Any valid key (workspace or partner)' : `A ${kind} key (\`${KEY_PREFIX[kind]}…\`)`;
+  return scope ? `${key} with the scope \`${scope}\`.` : `${key}; no scope is needed.`;
+}
+
+function responses(route: RouteSpec, schemas: SchemaComponents, traits: { authenticated: boolean; mutation: boolean; hasId: boolean }): JsonObject {
+  const { authenticated, mutation, hasId } = traits;
+  const headers = successHeaders(authenticated, mutation);
+  const byStatus = new Map<number, JsonObject>();
+  for (const spec of route.responses) {
+    const response = successResponse(spec, headers, schemas);
+    const known = byStatus.get(spec.status);
+    byStatus.set(spec.status, known ? alternatives(known, response, route.operationId) : response);
+  }
+
+  // The failures the layers in front of every handler can produce (src/main/api.ts), then the route's own.
+  const errors = new Set<number>([500]);
+  if (authenticated) [401, 429].forEach((s) => errors.add(s));
+  if (route.auth && (route.auth.kind !== 'any' || route.auth.scope !== null)) errors.add(403);
+  if (route.query || route.body) [400, 422].forEach((s) => errors.add(s));
+  if (mutation) [400, 409, 413].forEach((s) => errors.add(s));
+  if (hasId) errors.add(404);
+  for (const code of route.errors ?? []) {
+    if (!Object.hasOwn(ERROR_CATALOGUE, code)) throw new Error(`OpenAPI: ${route.operationId} declares the unknown error code ${code}`);
+    errors.add(ERROR_CATALOGUE[code as ErrorCode].status);
+  }
+  for (const status of errors) if (!byStatus.has(status)) byStatus.set(status, errorResponse(status, authenticated));
+
+  return Object.fromEntries([...byStatus.entries()].sort(([a], [b]) => a - b).map(([status, response]) => [String(status), response]));
+}
+
+function successResponse(spec: ResponseSpec, headers: JsonObject, schemas: SchemaComponents): JsonObject {
+  const response: JsonObject = { description: spec.description, headers };
+  if (spec.schema || spec.contentType) {
+    response.content = { [spec.contentType ?? 'application/json']: spec.schema ? { schema: schemas.convert(spec.schema) } : {} };
+  }
+  return response;
+}
+
+/** One status answered in several media types (a QR code as PNG or SVG) is one response with several contents. */
+function alternatives(a: JsonObject, b: JsonObject, operationId: string): JsonObject {
+  const contentA = (a.content ?? {}) as JsonObject;
+  const contentB = (b.content ?? {}) as JsonObject;
+  if (Object.keys(contentB).some((type) => type in contentA)) {
+    throw new Error(`OpenAPI: ${operationId} declares one status twice for the same media type`);
+  }
+  const merged: JsonObject = { ...a, description: `${a.description as string}; ${b.description as string}` };
+  const content = { ...contentA, ...contentB };
+  if (Object.keys(content).length > 0) merged.content = content;
+  return merged;
+}
+
+const headerRef = (name: string): JsonObject => ({ $ref: `#/components/headers/${name}` });
+const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+
+function successHeaders(authenticated: boolean, mutation: boolean): JsonObject {
+  const names = ['X-Request-Id', ...(authenticated ? RATE_LIMIT_HEADERS : []), ...(mutation ? ['Idempotent-Replayed'] : [])];
+  return Object.fromEntries(names.map((name) => [name, headerRef(name)]));
+}
+
+const HEADERS: Record<string, JsonObject> = {
+  'X-Request-Id': {
+    description: 'The request id, in the logs too: the caller\'s own X-Request-Id when it sent one matching `^[A-Za-z0-9._:-]{1,128}$`.',
+    required: true,
+    schema: { type: 'string' },
+  },
+  'X-RateLimit-Limit': {
+    description: "The key's capacity in the sliding one-minute window.",
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in the current window.',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Reset': {
+    description: 'Unix time in seconds when the oldest counted request leaves the window (when limited: when a request fits again).',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'Idempotent-Replayed': {
+    description: 'Present, `true`, when the answer is the replay of an earlier request with the same Idempotency-Key.',
+    schema: { const: 'true' },
+  },
+};
+
+/** Reusable error responses, one per status; each lists the codes the error catalogue gives that status. */
+const ERROR_RESPONSES: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  409: 'Conflict',
+  413: 'PayloadTooLarge',
+  422: 'UnprocessableEntity',
+  429: 'RateLimited',
+  500: 'Internal',
+  503: 'NotConfigured',
+};
+
+function codesAt(status: number): ErrorCode[] {
+  return ERROR_CODES.filter((code) => {
+    const entry = ERROR_CATALOGUE[code];
+    return entry.status === status || (entry.otherStatuses ?? []).includes(status);
+  });
+}
+
+/**
+ * An authenticated route refers to the shared component; a public one gets the same response inline, without the
+ * rate-limit headers its answers do not carry.
+ */
+function errorResponse(status: number, authenticated: boolean): JsonObject {
+  const name = ERROR_RESPONSES[status];
+  if (!name) throw new Error(`OpenAPI: no error response for status ${status}`);
+  return authenticated ? { $ref: `#/components/responses/${name}` } : errorResponseBody(status, false);
+}
+
+function errorResponseBody(status: number, authenticated: boolean): JsonObject {
+  const codes = codesAt(status);
+  // A 401 means no key was recognised, so there is no window to report.
+  const limited = authenticated && status !== 401;
+  const names = ['X-Request-Id', ...(limited ? RATE_LIMIT_HEADERS : []), ...(status === 429 ? ['Retry-After'] : [])];
+  return {
+    description: codes.map((code) => `\`${code}\`: ${ERROR_CATALOGUE[code].meaning}`).join('\n\n'),
+    headers: Object.fromEntries(names.map((header) => [header, headerRef(header)])),
+    content: {
+      'application/json': {
+        // The code is narrowed to the ones this status can carry, so a client (or a test) can rely on the pair.
+        schema: { allOf: [{ $ref: `${SCHEMAS}Error` }, { properties: { error: { properties: { code: { enum: codes } } } } }] },
+      },
+    },
+  };
+}
+
+function idempotencyKeyParameter(ttlHours: number): JsonObject {
+  return {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      `Makes a retry safe. Scoped to the workspace or partner; the first answer (success or 4xx) to a key is replayed, ` +
+      `with \`Idempotent-Replayed: true\`, for ${hours(ttlHours)} to a request with the same method, path and body. ` +
+      'The same key with another request is 409 `conflict`; a duplicate arriving while the first runs waits for its ' +
+      'answer (409 after 10 s). A 5xx is not kept, so a retry runs again.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' },
+  };
+}
+
+/** The one place the scope names are published: prose for people, `x-scopes` for tools. */
+function bearerScheme(): JsonObject {
+  const scopes = Object.fromEntries(ALL_SCOPES.map((scope) => [scope, scopeMeaning(scope)]));
+  const table = ALL_SCOPES.map((scope) => `| \`${scope}\` | ${scopeMeaning(scope)} |`).join('\n');
+  return {
+    type: 'http',
+    scheme: 'bearer',
+    description: [
+      'API keys, sent as `Authorization: Bearer <key>`. Workspace keys start with ' +
+        `\`${KEY_PREFIX.workspace}\` and act inside one workspace; partner keys start with \`${KEY_PREFIX.partner}\` ` +
+        "and act across the partner's business. Each operation names the key kind it needs in `x-key-kind` " +
+        '(`any`: either) and its scope in `x-required-scope` (null: any valid key).',
+      `Every scope a key can hold:\n\n| scope | grants |\n|---|---|\n${table}`,
+    ].join('\n\n'),
+    'x-scopes': scopes,
+  };
+}
+
+function scopeMeaning(scope: Scope): string {
+  const [area, access] = scope.split(':') as [ScopeArea, 'read' | 'write'];
+  return `${access === 'read' ? 'Read' : 'Write'} access to ${SCOPE_AREAS[area]}`;
+}
+
+function hours(n: number): string {
+  return `${n} hour${n === 1 ? '' : 's'}`;
+}
+
+function apiDescription(idempotencyTtlHours: number): string {
+  const errorRows = ERROR_CODES.map((code) => {
+    const { status, otherStatuses = [], meaning } = ERROR_CATALOGUE[code];
+    return `| \`${code}\` | ${[status, ...otherStatuses].join(', ')} | ${meaning} |`;
+  }).join('\n');
+  return `Links, analytics, domains and webhooks for workspaces; client workspaces, plans and billing for partners.
+
+## Authentication
+Every request except \`GET /openapi.json\` carries \`Authorization: Bearer <key>\`: a workspace key (\`${KEY_PREFIX.workspace}…\`) \
+or a partner key (\`${KEY_PREFIX.partner}…\`); the scopes are listed in the \`bearerAuth\` security scheme. A missing, \
+unknown, revoked or expired key is 401 \`unauthorized\`; a key of the wrong kind 403 \`forbidden\`; a key without the \
+operation's scope 403 \`insufficient_scope\`. A resource of another tenant is 404 \`not_found\`, never 403.
+
+## Errors
+Every error answers \`{ "error": { "code", "message", "doc_url", "details"? } }\` (schema \`Error\`). Clients branch on \
+\`code\`: messages may change, codes never do; \`doc_url\` points to the code's documentation. A method the path does \
+not support is 405 \`invalid_request\` with \`Allow\`; a body over the size limit is 413 \`invalid_request\`. The same \
+table is in \`x-error-codes\`.
+
+| code | HTTP | meaning |
+|---|---|---|
+${errorRows}
+
+## Rate limits
+Each key has a sliding one-minute window, shared by every replica; rejected requests count too. Every answer to a \
+recognised key carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`; beyond the limit \
+the answer is 429 \`rate_limited\` with \`Retry-After\`.
+
+## Idempotency
+Any POST, PUT, PATCH or DELETE may carry \`Idempotency-Key\` (1 to 255 printable ASCII characters), kept for \
+${hours(idempotencyTtlHours)}: a retry with the same key, method, path and body replays the first answer.
+
+## Versioning
+The version is the path prefix \`/v1\`. Version 1 is frozen: responses may gain fields, behaviour does not change. \
+Cursors are opaque: pass \`next_cursor\` back unchanged. Every answer carries \`X-Request-Id\`.`;
+}
+
+/**
+ * TypeBox schemas as JSON Schema: each schema with a `$id` becomes `components.schemas.<id>` and is replaced by a
+ * `$ref` wherever it occurs, nested ones included; the rest is inlined. Only string keys are copied, which drops
+ * TypeBox's symbol keys, and the input is never mutated (the same objects drive the live validators).
+ */
+class SchemaComponents {
+  private readonly components = new Map<string, JsonObject>();
+  private readonly inProgress = new Set<string>();
+
+  convert(schema: unknown): Json {
+    if (Array.isArray(schema)) return schema.map((item) => this.convert(item));
+    if (typeof schema !== 'object' || schema === null) return jsonValue(schema);
+    const node = schema as Record<string, unknown>;
+    if (typeof node.$id !== 'string') return this.body(node);
+    this.register(node.$id, node);
+    return { $ref: SCHEMAS + node.$id };
+  }
+
+  /** Components by name: the output does not depend on the order routes mention them in. */
+  sorted(): Record<string, JsonObject> {
+    return Object.fromEntries([...this.components.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  }
+
+  private register(id: string, node: Record<string, unknown>): void {
+    if (!COMPONENT_NAME.test(id)) throw new Error(`OpenAPI: the schema $id "${id}" is not a valid component name`);
+    // A recursive schema refers to itself by $id: the $ref already written is all that is needed.
+    if (this.inProgress.has(id)) return;
+    this.inProgress.add(id);
+    const converted = this.body(node);
+    this.inProgress.delete(id);
+    const known = this.components.get(id);
+    if (known && JSON.stringify(known) !== JSON.stringify(converted)) {
+      throw new Error(`OpenAPI: two different schemas share the $id "${id}"`);
+    }
+    this.components.set(id, converted);
+  }
+
+  private body(node: Record<string, unknown>): JsonObject {
+    const out: JsonObject = {};
+    for (const key of Object.keys(node)) {
+      const value = node[key];
+      if (key === '$id' || value === undefined) continue;
+      if (key === '$ref' && typeof value === 'string' && !value.startsWith('#')) {
+        // TypeBox's Type.Ref names the target by its $id, which lives under components here.
+        out.$ref = SCHEMAS + value;
+      } else {
+        out[key] = DATA_KEYWORDS.has(key) ? (JSON.parse(JSON.stringify(value)) as Json) : this.convert(value);
+      }
+    }
+    return out;
+  }
+}
+
+function jsonValue(value: unknown): Json {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  throw new Error(`OpenAPI: a schema holds a ${typeof value} value JSON cannot represent`);
+}
