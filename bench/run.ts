@@ -2,6 +2,7 @@
 // BENCH_CONNECTIONS shorten or lengthen it. Results go to stdout and bench/results/<name>.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { foundationBench } from './foundation.bench.ts';
+import { linksBench } from './links.bench.ts';
 
 const options = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
@@ -9,7 +10,7 @@ const options = {
   connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
 };
 
-const benches: Record<string, (o: typeof options) => Promise<Record<string, unknown>>> = { foundation: foundationBench };
+const benches: Record<string, (o: typeof options) => Promise<Record<string, unknown>>> = { foundation: foundationBench, links: linksBench };
 const only = process.argv[2];
 mkdirSync('bench/results', { recursive: true });
 for (const [name, bench] of Object.entries(benches)) {

@@ -1,0 +1,108 @@
+// Links API benchmark: GET /v1/links?limit=50 and POST /v1/links against the api process on devdb, and the cost of
+// validating one link body with every optional block filled (in this process, no I/O).
+import { MongoClient } from 'mongodb';
+import autocannon from 'autocannon';
+import { pino } from 'pino';
+import { KeyService } from '../src/keys/key.service.ts';
+import { KeyStore } from '../src/keys/key.store.ts';
+import { WorkspaceStore } from '../src/workspace/workspace.store.ts';
+import { PartnerStore } from '../src/partner/partner.store.ts';
+import { ALL_SCOPES } from '../src/keys/scopes.ts';
+import { newId } from '../src/platform/ids.ts';
+import { bodyValidator } from '../src/http/validation.ts';
+import { LinkCreateSchema } from '../src/links/link.schemas.ts';
+import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
+import { freePort, startChild, stopChild } from './harness.ts';
+import type { BenchOptions } from './foundation.bench.ts';
+
+/** A link using every optional block, near its bounds where that costs the validator most. */
+export function fullLink(): Record<string, unknown> {
+  const url = 'https://example.com/landing?x=1';
+  return {
+    url,
+    slug: 'full-link',
+    title: 'A link with everything',
+    note: 'Benchmark body',
+    tag_ids: ['tag_aaaaaaaaaaaaaaaaaaaa', 'tag_bbbbbbbbbbbbbbbbbbbb'],
+    redirect_type: 307,
+    expires_at: '2030-01-01T00:00:00Z',
+    expired_url: `${url}&expired=1`,
+    password: 'correct horse',
+    targeting: Array.from({ length: 10 }, (_, i) => ({ match: { country: ['FR', 'DE'], device: ['mobile'], os: ['ios'], language: ['fr-FR'] }, url: `${url}&t=${i}` })),
+    ab_test: {
+      enabled: true,
+      variants: [
+        { url: `${url}&v=a`, weight: 50, label: 'A' },
+        { url: `${url}&v=b`, weight: 50, label: 'B' },
+      ],
+      auto: { enabled: true, min_sample: 1000, weights: [50, 50], samples: { clicks: [10, 12], conversions: [1, 2] } },
+    },
+    rules: Array.from({ length: 20 }, (_, i) => ({
+      id: `rule-${i}`,
+      label: `rule ${i}`,
+      match: { country: ['US', 'CA'], asn: [13335], ip: ['10.0.0.0/8'], user_agent: 'bot', has_utm: true, local_time: { from: 9, to: 17 }, weekday: [1, 2, 3], visit: 'first' },
+      action: i % 2 ? { type: 'redirect', url: `${url}&r=${i}` } : { type: 'page', title: 'Hello', text: 'Welcome', button_label: 'Go', button_url: url },
+    })),
+    workspace_rules_off: false,
+    mobile: { enabled: true, ios: { app_url: 'app://x', store_url: url, web_url: url }, android: { app_url: 'intent://x', store_url: url }, desktop_url: url, tablet: 'mobile', in_app: 'attempt', delay_ms: 1600, deferred: true },
+    rotator: {
+      enabled: true,
+      mode: 'weighted',
+      sticky_ttl_seconds: 3600,
+      fallback_url: url,
+      auto_disable_unhealthy: true,
+      destinations: Array.from({ length: 10 }, (_, i) => ({ id: `dst-${i}`, url: `${url}&d=${i}`, weight: 10, active: true, limits: { max_total_clicks: 1000, max_daily_clicks: 100, starts_at: '2026-01-01T00:00:00Z' } })),
+    },
+    utm: { utm_source: 'bench', utm_medium: 'cpu', utm_campaign: 'links' },
+  };
+}
+
+function validationCost(): { iterations: number; microseconds_per_link: number } {
+  const validate = bodyValidator(LinkCreateSchema);
+  const body = fullLink();
+  for (let i = 0; i < 2000; i++) validate(structuredClone(body)); // warm-up: JIT
+  const iterations = 20_000;
+  const copies = Array.from({ length: iterations }, () => structuredClone(body));
+  const start = process.hrtime.bigint();
+  for (const copy of copies) validate(copy);
+  const ns = Number(process.hrtime.bigint() - start);
+  return { iterations, microseconds_per_link: Math.round(ns / iterations / 10) / 100 };
+}
+
+export async function linksBench(options: BenchOptions): Promise<Record<string, unknown>> {
+  const [dbPort, apiPort] = await Promise.all([freePort(), freePort()]);
+  const mongoUri = `mongodb://127.0.0.1:${dbPort}/?directConnection=true`;
+  const children = [await startChild(process.env.DEVDB_PROF ? '--cpu-prof' : 'src/devdb/main.ts', process.env.DEVDB_PROF ? ['--cpu-prof-dir=/tmp/prof-devdb', 'src/devdb/main.ts', '--port', String(dbPort)] : ['--port', String(dbPort)], {}, dbPort)];
+  try {
+    const client = new MongoClient(mongoUri);
+    await client.connect();
+    const db = client.db('linkplane_bench');
+    const workspaces = new WorkspaceStore(db);
+    const keys = new KeyService({ keys: new KeyStore(db), workspaces, partners: new PartnerStore(db), logger: pino({ level: 'silent' }), cacheTtlMs: 0, defaultRateLimits: { workspacePerMinute: 600, partnerPerMinute: 1200 } });
+    const wsId = newId('ws');
+    await workspaces.insert({ _id: wsId, name: 'bench', plan_id: 'enterprise', partner_id: null, limits_override: { rate_limit_per_minute: 100_000_000 }, created_at: new Date() });
+    const { key } = await keys.create({ kind: 'workspace', ownerId: wsId, scopes: ALL_SCOPES });
+    await client.close();
+    children.push(
+      await startChild('src/main/run.ts', ['api'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: 'info' }, `http://127.0.0.1:${apiPort}/readyz`),
+    );
+    const base = `http://127.0.0.1:${apiPort}/v1`;
+    const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+    for (let i = 0; i < 5; i++) {
+      await fetch(`${base}/links/bulk`, { method: 'POST', headers, body: JSON.stringify(Array.from({ length: 100 }, (_, j) => ({ url: `https://example.com/${i}/${j}`, title: `seed ${i}-${j}` }))) });
+    }
+    const run = async (name: string, opts: autocannon.Options) => {
+      const r = await autocannon({ connections: 10, duration: options.seconds, ...opts });
+      console.error(`${name}: ${Math.round(r.requests.average)} req/s p99 ${r.latency.p99} ms non-2xx ${r.non2xx}`);
+      return { target: name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+    };
+    const rows = [];
+    for (let round = 0; round < options.rounds; round++) {
+      rows.push(await run('GET /v1/links?limit=50', { url: `${base}/links?limit=50`, headers }));
+      rows.push(await run('POST /v1/links', { url: `${base}/links`, method: 'POST', headers, body: JSON.stringify({ url: 'https://example.com/new' }) }));
+    }
+    return { database: 'devdb (src/devdb, separate process)', rows, validation: validationCost() };
+  } finally {
+    for (const child of children.reverse()) await stopChild(child);
+  }
+}
