@@ -1,5 +1,6 @@
 import type { ClientSession, Collection, Db, Filter } from 'mongodb';
 import { newId } from '../platform/ids.ts';
+import { newestFirst } from '../platform/paging.ts';
 import type { EventType } from './event-types.ts';
 
 export interface EventDoc {
@@ -60,15 +61,7 @@ export class EventStore {
   page(query: { tenant: { workspaceId: string } | { partnerId: string }; type?: EventType; after: { created_at: Date; id: string } | null; limit: number }): Promise<EventDoc[]> {
     const and: Filter<EventDoc>[] = ['workspaceId' in query.tenant ? { workspace_id: query.tenant.workspaceId } : { partner_id: query.tenant.partnerId }];
     if (query.type) and.push({ type: query.type });
-    if (query.after) {
-      const { created_at, id } = query.after;
-      and.push({ $or: [{ created_at: { $lt: created_at } }, { created_at, _id: { $lt: id } }] });
-    }
-    return this.collection
-      .find(and.length === 1 ? and[0]! : { $and: and })
-      .sort({ created_at: -1, _id: -1 })
-      .limit(query.limit)
-      .toArray();
+    return newestFirst(this.collection, and, query.after, query.limit);
   }
 
   unpublished(limit: number): Promise<EventDoc[]> {

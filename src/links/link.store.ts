@@ -1,5 +1,6 @@
 import type { ClientSession, Collection, Db, Filter } from 'mongodb';
 import { DuplicateKeyError, isDuplicateKey } from '../platform/errors.ts';
+import { newestFirst } from '../platform/paging.ts';
 import type { AbTest, Mobile, Rotator, Rule, TargetingEntry } from './link.schemas.ts';
 
 export type RedirectType = 301 | 302 | 307 | 308;
@@ -97,7 +98,6 @@ export class LinkStore {
     return result.deletedCount === 1;
   }
 
-  /** Newest first by (created_at, _id): rows inserted while a client pages are newer than its cursor, never in it. */
   page(query: LinkPage): Promise<LinkDoc[]> {
     const and: Filter<LinkDoc>[] = [{ workspace_id: query.workspaceId }];
     if (query.domain_id !== undefined) and.push({ domain_id: query.domain_id });
@@ -108,15 +108,7 @@ export class LinkStore {
       const pattern = { $regex: escapeRegex(query.search), $options: 'i' };
       and.push({ $or: [{ slug: pattern }, { url: pattern }, { title: pattern }, { note: pattern }] });
     }
-    if (query.after) {
-      const { created_at, id } = query.after;
-      and.push({ $or: [{ created_at: { $lt: created_at } }, { created_at, _id: { $lt: id } }] });
-    }
-    return this.collection
-      .find(and.length === 1 ? and[0]! : { $and: and })
-      .sort({ created_at: -1, _id: -1 })
-      .limit(query.limit)
-      .toArray();
+    return newestFirst(this.collection, and, query.after, query.limit);
   }
 
   countOf(workspaceId: string): Promise<number> {

@@ -1,0 +1,24 @@
+import type { Collection, Document, Filter } from 'mongodb';
+
+/**
+ * One page of a newest-first list ordered by (created_at, _id), after a position. Rows inserted while a client
+ * pages are newer than its position, so they never shift what it has still to read.
+ */
+export function newestFirst<T extends Document & { _id: string; created_at: Date }>(
+  collection: Collection<T>,
+  filters: Filter<T>[],
+  after: { created_at: Date; id: string } | null,
+  limit: number,
+): Promise<T[]> {
+  const and = [...filters];
+  if (after) {
+    const { created_at, id } = after;
+    and.push({ $or: [{ created_at: { $lt: created_at } }, { created_at, _id: { $lt: id } }] } as Filter<T>);
+  }
+  const filter = (and.length === 1 ? and[0] : { $and: and }) as Filter<T>;
+  return collection
+    .find(filter)
+    .sort({ created_at: -1, _id: -1 })
+    .limit(limit)
+    .toArray() as Promise<T[]>;
+}
