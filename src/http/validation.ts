@@ -19,7 +19,11 @@ const queryAjv = makeAjv(true);
 export type Validator<T> = (value: unknown, root?: string) => T;
 
 function build<S extends TSchema>(ajv: Ajv, schema: S): Validator<Static<S>> {
-  const validate: ValidateFunction<Static<S>> = ajv.compile<Static<S>>(schema);
+  // ajv registers every `$id` it meets, nested ones included: a schema already seen inside another is reused,
+  // not compiled again (which ajv refuses), so the order routes are declared in does not matter.
+  const id = (schema as { $id?: unknown }).$id;
+  const known = typeof id === 'string' ? (ajv.getSchema<Static<S>>(id) as ValidateFunction<Static<S>> | undefined) : undefined;
+  const validate: ValidateFunction<Static<S>> = known ?? ajv.compile<Static<S>>(schema);
   return (value, root = '') => {
     if (validate(value)) return value;
     throw new ValidationError(toDetails(validate.errors ?? [], root));

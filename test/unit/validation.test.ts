@@ -46,4 +46,14 @@ describe('validation details', () => {
     expect(q({ limit: '7' })).to.deep.equal({ limit: 7 });
     expect(() => q({ limit: '101' })).to.throw(ValidationError);
   });
+
+  it('compiles a schema after another that contains it (ids are reused, not registered twice)', () => {
+    const Inner = Type.Object({ n: Type.Integer({ maximum: 3 }) }, { additionalProperties: false, $id: 'OrderInner' });
+    const Outer = Type.Array(Inner, { $id: 'OrderOuter' });
+    const outer = bodyValidator(Outer);
+    const inner = bodyValidator(Inner);
+    expect(outer([{ n: 1 }])).to.deep.equal([{ n: 1 }]);
+    expect(() => inner({ n: 4 })).to.throw(ValidationError);
+    expect(inner({ n: 2 })).to.deep.equal({ n: 2 });
+  });
 });
