@@ -25,6 +25,8 @@ export interface Config {
   readonly outboxPollMs: number;
   readonly shutdownTimeoutMs: number;
   readonly secretKey: string;
+  /** Private targets are allowed by default only in all-in-one, a development run on one machine. */
+  readonly webhooks: { readonly allowPrivateTargets: boolean; readonly secretGraceHours: number };
 }
 
 type Env = Record<string, string | undefined>;
@@ -80,6 +82,14 @@ class Reader {
       return fallback;
     }
     return raw as T;
+  }
+
+  boolean(name: string, fallback: boolean): boolean {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (raw === 'true' || raw === 'false') return raw === 'true';
+    this.problems.push(`${name}: must be true or false, got "${raw}"`);
+    return fallback;
   }
 
   url(name: string, fallback: string, protocols: readonly string[]): string {
@@ -157,6 +167,10 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
     outboxPollMs: r.int('OUTBOX_POLL_MS', 250, 10, 60_000),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 300_000),
     secretKey: secretKey ?? 'development-secret-key-not-for-production-use',
+    webhooks: {
+      allowPrivateTargets: r.boolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', process === 'all-in-one'),
+      secretGraceHours: r.int('WEBHOOK_SECRET_GRACE_HOURS', 24, 0, 24 * 30),
+    },
   };
   if (!/^[A-Za-z0-9_-]*$/.test(config.nats.prefix)) {
     r.problems.push('NATS_PREFIX: letters, digits, "_" and "-" only');

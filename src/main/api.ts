@@ -25,6 +25,9 @@ import { LinkService } from '../links/link.service.ts';
 import { LabelService } from '../links/label.service.ts';
 import { labelRoutes, linkRoutes } from '../links/link.routes.ts';
 import { eventRoutes } from '../events/event.routes.ts';
+import { WebhookService } from '../webhooks/webhook.service.ts';
+import { webhookRoutes } from '../webhooks/webhook.routes.ts';
+import { SecretBox } from '../webhooks/secret-box.ts';
 import { buildOpenApi } from '../http/openapi.ts';
 import { openApiRoutes } from '../http/openapi.routes.ts';
 
@@ -75,6 +78,16 @@ export function buildApi(infra: Infra): ApiService {
   });
   const tags = new LabelService(stores.tags, stores.links, 'tag');
   const folders = new LabelService(stores.folders, stores.links, 'folder');
+  const webhooks = new WebhookService({
+    webhooks: stores.webhooks,
+    deliveries: stores.webhookDeliveries,
+    box: new SecretBox(config.secretKey),
+    targets: { allowPrivate: config.webhooks.allowPrivateTargets },
+    secretGraceHours: config.webhooks.secretGraceHours,
+  });
+  if (config.webhooks.allowPrivateTargets) {
+    logger.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is on: webhook endpoints may target loopback and private addresses (development only)');
+  }
 
   const routes: RouteSpec[] = [
     ...keyRoutes(),
@@ -82,6 +95,7 @@ export function buildApi(infra: Infra): ApiService {
     ...linkRoutes(links),
     ...labelRoutes(tags, folders),
     ...eventRoutes(stores.events),
+    ...webhookRoutes(webhooks, config.webhooks.secretGraceHours),
     ...partnerRoutes(partners, workspaces),
   ];
   // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.

@@ -11,6 +11,8 @@ import { IdempotencyStore } from '../http/idempotency.store.ts';
 import { LinkStore } from '../links/link.store.ts';
 import { QuotaStore } from '../links/quota.store.ts';
 import { LabelStore } from '../links/label.store.ts';
+import { WebhookStore } from '../webhooks/webhook.store.ts';
+import { WebhookDeliveryStore } from '../webhooks/delivery.store.ts';
 
 /** Every store over one database; `ensureIndexes` creates what their queries need. */
 export class Stores {
@@ -25,6 +27,8 @@ export class Stores {
   readonly quota: QuotaStore;
   readonly tags: LabelStore;
   readonly folders: LabelStore;
+  readonly webhooks: WebhookStore;
+  readonly webhookDeliveries: WebhookDeliveryStore;
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -38,6 +42,8 @@ export class Stores {
     this.quota = new QuotaStore(db);
     this.tags = new LabelStore(db, 'tags');
     this.folders = new LabelStore(db, 'folders');
+    this.webhooks = new WebhookStore(db);
+    this.webhookDeliveries = new WebhookDeliveryStore(db);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -50,6 +56,8 @@ export class Stores {
       this.links.ensureIndexes(),
       this.tags.ensureIndexes(),
       this.folders.ensureIndexes(),
+      this.webhooks.ensureIndexes(),
+      this.webhookDeliveries.ensureIndexes(),
     ]);
   }
 }

@@ -1,0 +1,42 @@
+// Signing secrets at rest. The delivery worker must compute HMACs with them, so they cannot be hashed like API
+// keys; they are encrypted with AES-256-GCM under a key derived from SECRET_KEY, which never sits in the database.
+// A copy of the `webhooks` collection alone (a backup, a dump) therefore reveals no secret.
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+
+const VERSION = 'v1';
+const IV_BYTES = 12;
+
+export class SecretBox {
+  private readonly key: Buffer;
+
+  constructor(masterSecret: string) {
+    // A purpose-specific key: SECRET_KEY also signs click ids and cookies, and HKDF keeps those uses independent.
+    this.key = Buffer.from(hkdfSync('sha256', masterSecret, 'linkplane', 'webhook-signing-secret/v1', 32));
+  }
+
+  /**
+   * `v1.<iv>.<tag>.<ciphertext>` (base64url). The endpoint id is bound as associated data, so a ciphertext copied
+   * onto another endpoint's document fails to open instead of signing for it.
+   */
+  seal(plaintext: string, endpointId: string): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(endpointId));
+    const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return [VERSION, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+  }
+
+  open(sealed: string, endpointId: string): string {
+    const [version, iv, tag, ciphertext] = sealed.split('.');
+    if (version !== VERSION || iv === undefined || tag === undefined || ciphertext === undefined) throw new Error('unknown sealed secret format');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAAD(Buffer.from(endpointId));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}
+
+/** `whsec_` and 32 random bytes: 256 bits, the HMAC-SHA256 key size. */
+export function newSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`;
+}

@@ -1,0 +1,172 @@
+import { expect } from 'chai';
+import { createHmac } from 'node:crypto';
+import { signPayload, verifySignature } from '../../src/webhooks/signature.ts';
+import { assertPublicTarget, refusalOf, UnsafeTargetError } from '../../src/webhooks/ssrf.ts';
+import { SecretBox, newSigningSecret } from '../../src/webhooks/secret-box.ts';
+import { capBody } from '../../src/webhooks/delivery.store.ts';
+import { ConfigError, loadConfig } from '../../src/config/config.ts';
+
+const SECRET = 'whsec_test_secret_one';
+const OTHER = 'whsec_test_secret_two';
+const BODY = '{"id":"dlv_1","type":"link.created","created_at":"2026-01-01T00:00:00.000Z","data":{"id":"lnk_1"}}';
+const T = 1_767_225_600;
+
+describe('webhook signature (spec 6.3)', () => {
+  it('signs as t=<unix>,v1=<hex> with an HMAC-SHA256 over "<t>.<raw body>" that an independent computation matches', () => {
+    const header = signPayload(BODY, [SECRET], T);
+    const independent = createHmac('sha256', SECRET).update(`${T}.${BODY}`).digest('hex');
+    expect(header).to.equal(`t=${T},v1=${independent}`);
+  });
+
+  it('verifies its own signature, from a string or a Buffer body', () => {
+    const header = signPayload(BODY, [SECRET], T);
+    expect(verifySignature(BODY, header, SECRET, { now: T + 10 })).to.deep.equal({ valid: true, timestamp: T });
+    expect(verifySignature(Buffer.from(BODY), header, SECRET, { now: T }).valid).to.equal(true);
+  });
+
+  it('rejects a tampered body and a wrong secret', () => {
+    const header = signPayload(BODY, [SECRET], T);
+    expect(verifySignature(BODY.replace('lnk_1', 'lnk_2'), header, SECRET, { now: T })).to.deep.equal({ valid: false, reason: 'no_matching_signature' });
+    expect(verifySignature(BODY, header, OTHER, { now: T })).to.deep.equal({ valid: false, reason: 'no_matching_signature' });
+  });
+
+  it('rejects a timestamp older than the 300 s tolerance and one far in the future', () => {
+    const header = signPayload(BODY, [SECRET], T);
+    expect(verifySignature(BODY, header, SECRET, { now: T + 300 }).valid).to.equal(true);
+    expect(verifySignature(BODY, header, SECRET, { now: T + 301 })).to.deep.equal({ valid: false, reason: 'timestamp_too_old' });
+    expect(verifySignature(BODY, header, SECRET, { now: T - 301 })).to.deep.equal({ valid: false, reason: 'timestamp_in_future' });
+    expect(verifySignature(BODY, header, SECRET, { now: T + 1000, toleranceSeconds: 1200 }).valid).to.equal(true);
+  });
+
+  it('rejects malformed headers', () => {
+    const v1 = createHmac('sha256', SECRET).update(`${T}.${BODY}`).digest('hex');
+    for (const header of [undefined, '', 'garbage', `v1=${v1}`, `t=${T}`, `t=abc,v1=${v1}`, `t=${T},v1=zz`, `t=${T},v1=${v1.slice(2)}`, `t=${T},t=${T},v1=${v1}`]) {
+      expect(verifySignature(BODY, header, SECRET, { now: T }), String(header)).to.deep.equal({ valid: false, reason: 'malformed_header' });
+    }
+  });
+
+  it('carries one v1 per secret during a rotation, and a receiver holding either secret verifies', () => {
+    const header = signPayload(BODY, [SECRET, OTHER], T);
+    expect(header.split(',').filter((part) => part.startsWith('v1='))).to.have.length(2);
+    expect(verifySignature(BODY, header, SECRET, { now: T }).valid).to.equal(true);
+    expect(verifySignature(BODY, header, OTHER, { now: T }).valid).to.equal(true);
+    expect(verifySignature(BODY, header, 'whsec_third', { now: T }).valid).to.equal(false);
+  });
+
+  it('ignores signature schemes it does not know, so a future v2 does not break receivers', () => {
+    const header = `${signPayload(BODY, [SECRET], T)},v2=abcdef`;
+    expect(verifySignature(BODY, header, SECRET, { now: T }).valid).to.equal(true);
+  });
+});
+
+describe('webhook SSRF guard', () => {
+  const refused: Array<[string, string]> = [
+    ['http://127.0.0.1:9/x', 'loopback'],
+    ['http://127.8.9.10/x', 'loopback'],
+    ['http://[::1]/x', 'loopback'],
+    ['http://10.1.2.3/x', 'private'],
+    ['http://172.16.0.1/x', 'private'],
+    ['http://172.31.255.255/x', 'private'],
+    ['http://192.168.1.1/x', 'private'],
+    ['http://[fc00::1]/x', 'private'],
+    ['http://[fd12:3456::1]/x', 'private'],
+    ['http://169.254.1.1/x', 'link-local'],
+    ['http://[fe80::1]/x', 'link-local'],
+    ['http://100.64.0.1/x', 'CGNAT'],
+    ['http://100.127.255.254/x', 'CGNAT'],
+    ['http://0.0.0.0/x', 'unspecified'],
+    ['http://[::]/x', 'unspecified'],
+    ['http://224.0.0.1/x', 'multicast'],
+    ['http://[ff02::1]/x', 'multicast'],
+    ['http://169.254.169.254/latest/meta-data', 'metadata'],
+    ['http://[fd00:ec2::254]/x', 'metadata'],
+    ['http://[::ffff:127.0.0.1]/x', 'loopback'],
+    ['http://[::ffff:a9fe:a9fe]/x', 'metadata'],
+    ['http://[::ffff:10.0.0.1]/x', 'private'],
+    ['http://2130706433/x', 'loopback'],
+    ['http://0x7f.1/x', 'loopback'],
+  ];
+  for (const [url, reason] of refused) {
+    it(`refuses ${url} as ${reason}`, async () => {
+      const error = await assertPublicTarget(url, { allowPrivate: false }).then(() => null, (e: unknown) => e);
+      expect(error).to.be.instanceOf(UnsafeTargetError);
+      const e = error as UnsafeTargetError;
+      expect(e.code).to.equal('validation_failed');
+      expect(e.details).to.have.length(1);
+      expect(e.details![0]!.path).to.equal('url');
+      expect(e.details![0]!.message).to.contain(reason);
+    });
+  }
+
+  it('refuses localhost, whose addresses are loopback', async () => {
+    const error = await assertPublicTarget('http://localhost:8080/hook', { allowPrivate: false }).then(() => null, (e: unknown) => e);
+    expect(error).to.be.instanceOf(UnsafeTargetError);
+    expect((error as UnsafeTargetError).details![0]!.message).to.match(/localhost \((127\.0\.0\.1|::1)\) is a loopback address/);
+  });
+
+  it('refuses a name when any one of its addresses is private', async () => {
+    const lookup = () => Promise.resolve([{ address: '93.184.215.14', family: 4 }, { address: '10.0.0.5', family: 4 }]);
+    const error = await assertPublicTarget('https://mixed.example/x', { allowPrivate: false, lookup }).then(() => null, (e: unknown) => e);
+    expect((error as UnsafeTargetError).address).to.equal('10.0.0.5');
+  });
+
+  it('refuses a name that does not resolve, and a non-http scheme', async () => {
+    const lookup = () => Promise.reject(new Error('ENOTFOUND'));
+    const unresolved = await assertPublicTarget('https://nowhere.invalid/x', { allowPrivate: false, lookup }).then(() => null, (e: unknown) => e);
+    expect((unresolved as UnsafeTargetError).details![0]!.message).to.contain('does not resolve');
+    expect(await assertPublicTarget('ftp://93.184.215.14/x', { allowPrivate: true }).then(() => null, (e: unknown) => e)).to.be.instanceOf(UnsafeTargetError);
+  });
+
+  it('allows public addresses, IPv4 and IPv6, and names resolving to them', async () => {
+    await assertPublicTarget('https://93.184.215.14/hook', { allowPrivate: false });
+    await assertPublicTarget('https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/hook', { allowPrivate: false });
+    await assertPublicTarget('https://172.32.0.1/hook', { allowPrivate: false });
+    await assertPublicTarget('https://hooks.example/x', { allowPrivate: false, lookup: () => Promise.resolve([{ address: '8.8.8.8', family: 4 }]) });
+    expect(refusalOf('100.128.0.1')).to.equal(null);
+  });
+
+  it('allows private targets when configured to', async () => {
+    await assertPublicTarget('http://127.0.0.1:9/x', { allowPrivate: true });
+    await assertPublicTarget('http://localhost/x', { allowPrivate: true });
+  });
+});
+
+describe('webhook secrets at rest', () => {
+  it('seals with AES-256-GCM so that only the same key and endpoint id open it', () => {
+    const box = new SecretBox('a-master-secret-of-at-least-32-characters');
+    const secret = newSigningSecret();
+    expect(secret).to.match(/^whsec_[A-Za-z0-9_-]{43}$/);
+    const sealed = box.seal(secret, 'wh_1');
+    expect(sealed).not.to.contain(secret.slice(6));
+    expect(box.open(sealed, 'wh_1')).to.equal(secret);
+    expect(() => box.open(sealed, 'wh_2')).to.throw();
+    expect(() => new SecretBox('another-master-secret-of-32-characters!').open(sealed, 'wh_1')).to.throw();
+  });
+
+  it('caps a logged response body at 4 KB without splitting a character', () => {
+    expect(capBody('x'.repeat(5000))).to.have.length(4096);
+    const capped = capBody(`${'x'.repeat(4095)}é and more`);
+    expect(capped).to.equal('x'.repeat(4095));
+    expect(capBody('short')).to.equal('short');
+  });
+});
+
+describe('webhook configuration', () => {
+  it('refuses private targets by default, except in all-in-one (a development run)', () => {
+    expect(loadConfig('api', { MONGODB_URI: 'mongodb://db', NODE_ENV: 'test' }).webhooks).to.deep.equal({ allowPrivateTargets: false, secretGraceHours: 24 });
+    expect(loadConfig('all-in-one', {}).webhooks.allowPrivateTargets).to.equal(true);
+    expect(loadConfig('all-in-one', { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }).webhooks.allowPrivateTargets).to.equal(false);
+    expect(loadConfig('all-in-one', { WEBHOOK_SECRET_GRACE_HOURS: '0' }).webhooks.secretGraceHours).to.equal(0);
+  });
+
+  it('names a bad boolean and an out-of-range grace period', () => {
+    try {
+      loadConfig('all-in-one', { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes', WEBHOOK_SECRET_GRACE_HOURS: '-1' });
+      expect.fail('loadConfig accepted bad values');
+    } catch (error) {
+      expect(error).to.be.instanceOf(ConfigError);
+      const problems = (error as ConfigError).problems.join('\n');
+      expect(problems).to.contain('WEBHOOK_ALLOW_PRIVATE_TARGETS').and.to.contain('WEBHOOK_SECRET_GRACE_HOURS');
+    }
+  });
+});
