@@ -27,6 +27,13 @@ export interface Config {
   readonly secretKey: string;
   /** Private targets are allowed by default only in all-in-one, a development run on one machine. */
   readonly webhooks: { readonly allowPrivateTargets: boolean; readonly secretGraceHours: number };
+  /** The worker's delivery of webhooks. */
+  readonly webhookDelivery: {
+    /** Delay before each retry, in ms (spec 6.4: 1m,5m,30m,2h,12h); its length is the number of retries. */
+    readonly retryScheduleMs: readonly number[];
+    /** How long a receiver has to answer a delivery POST. */
+    readonly timeoutMs: number;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -92,6 +99,21 @@ class Reader {
     return fallback;
   }
 
+  /** A comma-separated list of durations (`100ms`, `30s`, `5m`, `2h`), each at least 1 ms, in milliseconds. */
+  durations(name: string, fallback: string, minCount: number, maxCount: number): number[] {
+    const raw = this.string(name, fallback);
+    const parts = raw.split(',').map((part) => part.trim());
+    const values = parts.map(parseDuration);
+    if (parts.length < minCount || parts.length > maxCount) {
+      this.problems.push(`${name}: expected ${minCount} to ${maxCount} comma-separated durations, got ${parts.length} in "${raw}"`);
+    } else if (values.some((v) => v === null)) {
+      this.problems.push(`${name}: each entry must be a whole number with a unit (ms, s, m or h) of at least 1 ms, got "${raw}"`);
+    } else {
+      return values as number[];
+    }
+    return fallback.split(',').map((part) => parseDuration(part.trim())!);
+  }
+
   url(name: string, fallback: string, protocols: readonly string[]): string {
     const raw = this.string(name, fallback);
     try {
@@ -107,6 +129,15 @@ class Reader {
 }
 
 const PORT_MAX = 65535;
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `250ms`, `30s`, `5m`, `2h` in milliseconds; null when malformed, below 1 ms or beyond 30 days. */
+function parseDuration(text: string): number | null {
+  const match = /^(\d{1,9})(ms|s|m|h)$/.exec(text);
+  if (!match) return null;
+  const ms = Number(match[1]) * DURATION_UNITS[match[2]!]!;
+  return ms >= 1 && ms <= 30 * 86_400_000 ? ms : null;
+}
 
 export function loadConfig(process: ProcessName, env: Env = globalThis.process.env): Config {
   const r = new Reader(env);
@@ -170,6 +201,10 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
     webhooks: {
       allowPrivateTargets: r.boolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', process === 'all-in-one'),
       secretGraceHours: r.int('WEBHOOK_SECRET_GRACE_HOURS', 24, 0, 24 * 30),
+    },
+    webhookDelivery: {
+      retryScheduleMs: r.durations('WEBHOOK_RETRY_SCHEDULE', '1m,5m,30m,2h,12h', 1, 10),
+      timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 10_000, 1, 120_000),
     },
   };
   if (!/^[A-Za-z0-9_-]*$/.test(config.nats.prefix)) {

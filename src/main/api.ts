@@ -27,6 +27,7 @@ import { labelRoutes, linkRoutes } from '../links/link.routes.ts';
 import { eventRoutes } from '../events/event.routes.ts';
 import { WebhookService } from '../webhooks/webhook.service.ts';
 import { webhookRoutes } from '../webhooks/webhook.routes.ts';
+import { webhookTestRoutes } from '../webhooks/test-delivery.ts';
 import { SecretBox } from '../webhooks/secret-box.ts';
 import { buildOpenApi } from '../http/openapi.ts';
 import { openApiRoutes } from '../http/openapi.routes.ts';
@@ -96,6 +97,7 @@ export function buildApi(infra: Infra): ApiService {
     ...labelRoutes(tags, folders),
     ...eventRoutes(stores.events),
     ...webhookRoutes(webhooks, config.webhooks.secretGraceHours),
+    ...webhookTestRoutes({ webhooks: stores.webhooks, nats }),
     ...partnerRoutes(partners, workspaces),
   ];
   // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.

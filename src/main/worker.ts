@@ -9,9 +9,13 @@ import { NotFoundError } from '../platform/errors.ts';
 import { InFlight, listen, type HttpServer } from '../platform/http-server.ts';
 import { OutboxRelay } from '../events/outbox-relay.ts';
 import { Lease } from '../events/lease.ts';
+import { WebhookWorker } from '../webhooks/webhook-worker.ts';
+import { WebhookService } from '../webhooks/webhook.service.ts';
+import { SecretBox } from '../webhooks/secret-box.ts';
 
 export interface WorkerService extends Service {
   readonly relay: OutboxRelay;
+  readonly webhooks: WebhookWorker;
   port(): number;
 }
 
@@ -26,6 +30,25 @@ export function buildWorker(infra: Infra): WorkerService {
     logger,
     registry: metrics.registry,
     pollMs: config.outboxPollMs,
+  });
+
+  const targets = { allowPrivate: config.webhooks.allowPrivateTargets };
+  const webhooks = new WebhookWorker({
+    nats,
+    webhooks: stores.webhooks,
+    deliveries: stores.webhookDeliveries,
+    service: new WebhookService({
+      webhooks: stores.webhooks,
+      deliveries: stores.webhookDeliveries,
+      box: new SecretBox(config.secretKey),
+      targets,
+      secretGraceHours: config.webhooks.secretGraceHours,
+    }),
+    targets,
+    retryScheduleMs: config.webhookDelivery.retryScheduleMs,
+    timeoutMs: config.webhookDelivery.timeoutMs,
+    logger,
+    registry: metrics.registry,
   });
 
   const app = new Koa<ApiState>();
@@ -43,14 +66,17 @@ export function buildWorker(infra: Infra): WorkerService {
   return {
     name: 'worker',
     relay,
+    webhooks,
     port: () => server?.port ?? config.workerPort,
     async start() {
       relay.start();
+      await webhooks.start();
       server = await listen(app.callback(), config.workerPort, config.host, inFlight);
       logger.info({ port: server.port }, `worker running (health and metrics on :${server.port})`);
     },
     async stop() {
       await server?.close(config.shutdownTimeoutMs);
+      await webhooks.stop();
       await relay.stop();
     },
   };

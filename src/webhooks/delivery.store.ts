@@ -6,7 +6,10 @@ import { tenantFilter, type WebhookTenant } from './webhook.store.ts';
 
 /** One delivery attempt in the log (spec 2.8); the tenant fields are copied from the endpoint so reads filter on them. */
 export interface WebhookDeliveryDoc {
+  /** One row per attempt: `<delivery_id>.<attempt>`. */
   _id: string;
+  /** The delivery's id, the body's `id`: the same on every attempt, so receivers can de-duplicate. */
+  delivery_id: string;
   webhook_id: string;
   tenant_kind: 'workspace' | 'partner';
   workspace_id: string | null;

@@ -185,7 +185,7 @@ function checkEvents(tenant: WebhookTenant, events: readonly EventType[]): void 
 
 function deliveryView(doc: WebhookDeliveryDoc): WebhookDelivery {
   return {
-    id: doc._id,
+    id: doc.delivery_id,
     event_id: doc.event_id,
     event_type: doc.event_type,
     attempt: doc.attempt,

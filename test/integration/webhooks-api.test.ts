@@ -222,6 +222,7 @@ describe('Webhook endpoints API over HTTP', function () {
       const other = String((await create()).body.id);
       const attempt = (n: number, webhookId: string): WebhookDeliveryDoc => ({
         _id: `dlv_${webhookId}_${n}`,
+        delivery_id: `dlv_${webhookId}_${n}`,
         webhook_id: webhookId,
         tenant_kind: 'workspace',
         workspace_id: workspaceId,
@@ -303,7 +304,7 @@ describe('Webhook endpoints API over HTTP', function () {
       check(WebhookWithSecretSchema, created);
       const id = String(created.body.id);
       await running.infra.stores.webhookDeliveries.record({
-        _id: `dlv_contract_${id}`, webhook_id: id, tenant_kind: 'workspace', workspace_id: workspaceId, partner_id: null,
+        _id: `dlv_contract_${id}`, delivery_id: `dlv_contract_${id}`, webhook_id: id, tenant_kind: 'workspace', workspace_id: workspaceId, partner_id: null,
         event_id: 'evt_c', event_type: 'link.updated', attempt: 1, created_at: new Date(), request: { headers: {}, body: '{}' },
         response: null, duration_ms: 0, outcome: 'pending', next_retry_at: null,
       });

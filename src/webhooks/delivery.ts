@@ -1,0 +1,271 @@
+// The delivery consumer: a durable consumer on DELIVERIES POSTs each message to its endpoint, signed (spec 6.2,
+// 6.3), logs every attempt in `webhook_deliveries`, and retries on the configured schedule (spec 6.4). The delay
+// is computed from the message's delivery count and passed to nak: JetStream consumer `backoff` is not used.
+import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Logger } from '../platform/logger.ts';
+import type { Nats } from '../platform/nats.ts';
+import { assertPublicTarget, type TargetOptions } from './ssrf.ts';
+import { signPayload, SIGNATURE_HEADER } from './signature.ts';
+import type { WebhookDoc, WebhookStore } from './webhook.store.ts';
+import type { WebhookDeliveryDoc, WebhookDeliveryStore } from './delivery.store.ts';
+import { RESPONSE_BODY_CAP_BYTES } from './webhook.schemas.ts';
+import type { DeliveryMessage } from './delivery-message.ts';
+import { infraRetryDelayMs } from './fanout.ts';
+import { ensureDurable, PullRunner } from './pull-runner.ts';
+
+export const DELIVERY_DURABLE = 'webhook-delivery';
+const USER_AGENT = 'Linkplane-Webhooks/1.0';
+const MAX_RESPONSE_HEADERS = 50;
+
+export interface DeliveryOptions {
+  nats: Nats;
+  webhooks: WebhookStore;
+  deliveries: WebhookDeliveryStore;
+  /** The secrets to sign with now: current, and previous within its grace (WebhookService.signingSecrets). */
+  signingSecrets: (endpoint: WebhookDoc) => string[];
+  targets: TargetOptions;
+  /** Delay before retry n is retrySchedule[n-1]; its length is the number of retries after the first attempt. */
+  retryScheduleMs: readonly number[];
+  timeoutMs: number;
+  logger: Logger;
+  registry?: Registry;
+  concurrency?: number;
+  now?: () => Date;
+  /** Called once when an endpoint turns `failing`; by default logs a warning (see onEndpointFailing). */
+  onEndpointFailing?: (endpoint: WebhookDoc) => Promise<void> | void;
+}
+
+interface AttemptResult {
+  response: { status: number | null; headers: Record<string, string>; body: string };
+  succeeded: boolean;
+  /** Why the attempt failed, for the log line; null on success. */
+  error: string | null;
+}
+
+/**
+ * The hook for the owner's notification when an endpoint becomes `failing` (spec 6.4: "the owner is e-mailed").
+ * E-mail is not part of this slice: it only logs a warning, so the transition is visible in the logs.
+ */
+export function onEndpointFailing(logger: Logger, endpoint: WebhookDoc): void {
+  logger.warn(
+    { webhook_id: endpoint._id, workspace_id: endpoint.workspace_id, partner_id: endpoint.partner_id, failure_streak: endpoint.failure_streak },
+    'webhook endpoint is now failing: its retry schedule was exhausted; it gets no new events until re-enabled (owner e-mail not implemented yet)',
+  );
+}
+
+export class WebhookDelivery {
+  private readonly o: DeliveryOptions;
+  private readonly runner: PullRunner;
+  private readonly now: () => Date;
+  private readonly total: Counter<'outcome' | 'attempt'>;
+  private readonly duration: Histogram<'outcome'>;
+
+  constructor(options: DeliveryOptions) {
+    this.o = options;
+    this.now = options.now ?? (() => new Date());
+    const registers = options.registry ? [options.registry] : [];
+    this.total = new Counter({
+      name: 'webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome (succeeded, failed; dropped: endpoint gone or failing) and attempt number',
+      labelNames: ['outcome', 'attempt'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'webhook_delivery_duration_seconds',
+      help: 'Duration of webhook delivery POSTs, until the answer or the timeout',
+      labelNames: ['outcome'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.runner = new PullRunner({
+      nats: options.nats,
+      stream: this.stream,
+      durable: DELIVERY_DURABLE,
+      concurrency: options.concurrency ?? 32,
+      logger: options.logger,
+      handle: (msg) => this.handle(msg),
+      retryDelayMs: infraRetryDelayMs,
+    });
+  }
+
+  get stream(): string {
+    return this.o.nats.subjects.stream('DELIVERIES');
+  }
+
+  async start(): Promise<void> {
+    await ensureDurable(this.o.nats, {
+      stream: this.stream,
+      durable: DELIVERY_DURABLE,
+      filterSubject: `${this.o.nats.subjects.prefix}deliveries.>`,
+      // Well above the POST timeout, so a slow receiver never makes JetStream redeliver a message in progress.
+      ackWaitMs: this.o.timeoutMs + 20_000,
+      // Unlimited: the handler terms the message after the last retry; a cap here could silently end a delivery.
+      maxDeliver: -1,
+      deliverPolicy: DeliverPolicy.All,
+    });
+    this.runner.start();
+  }
+
+  stop(): Promise<void> {
+    return this.runner.stop();
+  }
+
+  private async handle(msg: JsMsg): Promise<void> {
+    let message: DeliveryMessage;
+    try {
+      message = msg.json<DeliveryMessage>();
+    } catch (error) {
+      this.o.logger.error({ err: error, seq: msg.seq }, 'unreadable delivery message dropped');
+      msg.term('unreadable');
+      return;
+    }
+    const attempt = msg.info.deliveryCount;
+    const endpoint = await this.o.webhooks.collection.findOne({ _id: message.webhook_id });
+    // A deleted endpoint, or one that is failing: it receives nothing more (missed events are not replayed).
+    if (!endpoint || endpoint.status !== 'active') {
+      this.total.inc({ outcome: 'dropped', attempt: String(attempt) });
+      msg.ack();
+      return;
+    }
+
+    const body = JSON.stringify({
+      id: message.delivery_id,
+      type: message.event.type,
+      created_at: new Date(message.event.created_at).toISOString(),
+      data: message.event.data,
+    });
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'User-Agent': USER_AGENT,
+      'X-Service-Event': message.event.type,
+      'X-Service-Delivery': message.delivery_id,
+      // Signed at each attempt: receivers refuse timestamps older than 5 minutes, and retries come hours later.
+      [SIGNATURE_HEADER]: signPayload(body, this.o.signingSecrets(endpoint), Math.floor(this.now().getTime() / 1000)),
+    };
+
+    const startedAt = this.now();
+    const started = performance.now();
+    const result = await this.post(endpoint.url, headers, body);
+    const seconds = (performance.now() - started) / 1000;
+    const outcome = result.succeeded ? 'succeeded' : 'failed';
+    this.duration.observe({ outcome }, seconds);
+    this.total.inc({ outcome, attempt: String(attempt) });
+
+    const retries = this.o.retryScheduleMs.length;
+    // attempt n (1-based) is followed by retry n, due after retryScheduleMs[n-1]; attempt retries+1 is the last.
+    const delayMs = !result.succeeded && attempt <= retries ? this.o.retryScheduleMs[attempt - 1]! : null;
+    const log: WebhookDeliveryDoc = {
+      _id: `${message.delivery_id}.${attempt}`,
+      delivery_id: message.delivery_id,
+      webhook_id: endpoint._id,
+      tenant_kind: endpoint.tenant_kind,
+      workspace_id: endpoint.workspace_id,
+      partner_id: endpoint.partner_id,
+      event_id: message.event.id,
+      event_type: message.event.type,
+      attempt,
+      created_at: startedAt,
+      request: { headers, body },
+      response: result.response,
+      duration_ms: Math.round(seconds * 1000),
+      outcome,
+      next_retry_at: delayMs === null ? null : new Date(this.now().getTime() + delayMs),
+    };
+    await this.record(log);
+
+    if (result.succeeded) {
+      msg.ack();
+      // A running failure streak ends with a success (spec 3); no write when there is none.
+      await this.o.webhooks.collection.updateOne({ _id: endpoint._id, failure_streak: { $gt: 0 } }, { $set: { failure_streak: 0 } });
+      return;
+    }
+    const context = { webhook_id: endpoint._id, delivery_id: message.delivery_id, attempt, status: result.response.status, reason: result.error };
+    if (delayMs !== null) {
+      this.o.logger.info({ ...context, retry_in_ms: delayMs }, 'webhook delivery failed; retry scheduled');
+      msg.nak(delayMs);
+      return;
+    }
+    this.o.logger.warn(context, 'webhook delivery failed after its last retry');
+    msg.term('retry schedule exhausted');
+    await this.markFailing(endpoint._id);
+  }
+
+  /** The attempt log row; written once per attempt id, so a redelivered write is harmless. */
+  private async record(doc: WebhookDeliveryDoc): Promise<void> {
+    try {
+      await this.o.deliveries.record(doc);
+    } catch (error) {
+      if ((error as { code?: number }).code !== 11000) throw error;
+    }
+  }
+
+  private async markFailing(id: string): Promise<void> {
+    const before = await this.o.webhooks.collection.findOneAndUpdate(
+      { _id: id },
+      { $set: { status: 'failing', updated_at: this.now() }, $inc: { failure_streak: 1 } },
+      { returnDocument: 'before' },
+    );
+    if (before?.status === 'active') {
+      const endpoint: WebhookDoc = { ...before, status: 'failing', failure_streak: before.failure_streak + 1 };
+      try {
+        await (this.o.onEndpointFailing ?? ((e: WebhookDoc) => onEndpointFailing(this.o.logger, e)))(endpoint);
+      } catch (error) {
+        this.o.logger.error({ err: error, webhook_id: id }, 'onEndpointFailing hook failed');
+      }
+    }
+  }
+
+  /** One POST; never throws: a refused target, a timeout or a network error is a failed attempt. */
+  private async post(url: string, headers: Record<string, string>, body: string): Promise<AttemptResult> {
+    const noAnswer = (error: string): AttemptResult => ({ response: { status: null, headers: {}, body: '' }, succeeded: false, error });
+    try {
+      // DNS may have changed since the endpoint was registered (SSRF guard, again before each POST).
+      await assertPublicTarget(url, this.o.targets);
+    } catch (error) {
+      return noAnswer(`target refused: ${(error as Error).message}`);
+    }
+    const signal = AbortSignal.timeout(this.o.timeoutMs);
+    let res: Response;
+    try {
+      // A redirect is not followed: its target was never checked, and a 3xx is a failure like any non-2xx.
+      res = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal });
+    } catch (error) {
+      const timedOut = signal.aborted;
+      return noAnswer(timedOut ? `no answer within ${this.o.timeoutMs} ms` : `request failed: ${describe(error)}`);
+    }
+    const responseHeaders: Record<string, string> = {};
+    let count = 0;
+    res.headers.forEach((value, name) => {
+      if (count++ < MAX_RESPONSE_HEADERS) responseHeaders[name] = value.slice(0, 1024);
+    });
+    const succeeded = res.status >= 200 && res.status < 300;
+    const text = await readCapped(res).catch(() => '');
+    return { response: { status: res.status, headers: responseHeaders, body: text }, succeeded, error: succeeded ? null : `answered ${res.status}` };
+  }
+}
+
+/** At most the cap (plus a character's tail) of the answer, then the stream is cancelled: a huge body is not read. */
+async function readCapped(res: Response): Promise<string> {
+  if (!res.body) return '';
+  const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < RESPONSE_BODY_CAP_BYTES + 4) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  // The store cuts to the cap on a character boundary; a broken tail sequence decodes to U+FFFD and is cut off.
+  return Buffer.concat(chunks).subarray(0, RESPONSE_BODY_CAP_BYTES + 4).toString('utf8');
+}
+
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message ?? String(error);
+}
