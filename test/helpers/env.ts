@@ -3,9 +3,14 @@ import type { TestMongo } from './mongo.ts';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 
+/** Every prefix handed out in this run: the root hook deletes their streams when the run ends. */
+export const usedPrefixes = new Set<string>();
+
 /** A fresh stream prefix, so each test's JetStream streams and subjects are its own. */
 export function natsPrefix(): string {
-  return `t${randomBase62(8)}_`;
+  const prefix = `t${randomBase62(8)}_`;
+  usedPrefixes.add(prefix);
+  return prefix;
 }
 
 /** The environment a test process runs with: its own database and stream names, ephemeral ports, no log noise. */
