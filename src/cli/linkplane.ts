@@ -20,8 +20,9 @@ import { keyInfo } from '../keys/key.routes.ts';
 
 const USAGE = `linkplane <command>
 
-  workspace create --name N [--plan free|pro|business|enterprise] [--partner ID]
-  partner create --name N
+  workspace create --name N [--plan free|pro|business|enterprise] [--partner ID] [--email ADDR]
+  partner create --name N [--email ADDR]
+                        --email: the owner's address, e-mailed when a webhook endpoint turns failing
   key create (--workspace ID | --partner ID) --scopes LIST|all [--expires-at ISO] [--name N]
   key list [--workspace ID | --partner ID]
   key revoke ID
@@ -49,6 +50,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
       workspace: { type: 'string' },
       scopes: { type: 'string' },
       'expires-at': { type: 'string' },
+      email: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -81,12 +83,12 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     switch (command) {
       case 'workspace create': {
         const service = new WorkspaceService({ workspaces, partners, usage: new UsageStore(db), defaultRatePerMinute: 600 });
-        const ws = await service.create({ name: required(values.name, '--name'), planId: values.plan, partnerId: values.partner ?? null });
-        return print(io, { id: ws._id, name: ws.name, plan: ws.plan_id, partner_id: ws.partner_id, created_at: ws.created_at });
+        const ws = await service.create({ name: required(values.name, '--name'), planId: values.plan, partnerId: values.partner ?? null, ownerEmail: values.email ?? null });
+        return print(io, { id: ws._id, name: ws.name, plan: ws.plan_id, partner_id: ws.partner_id, owner_email: ws.owner_email ?? null, created_at: ws.created_at });
       }
       case 'partner create': {
-        const partner = await new PartnerService(partners).create({ name: required(values.name, '--name') });
-        return print(io, { id: partner._id, name: partner.name, created_at: partner.created_at });
+        const partner = await new PartnerService(partners).create({ name: required(values.name, '--name'), ownerEmail: values.email ?? null });
+        return print(io, { id: partner._id, name: partner.name, owner_email: partner.owner_email ?? null, created_at: partner.created_at });
       }
       case 'key create': {
         if (Boolean(values.workspace) === Boolean(values.partner)) throw new UsageError('key create needs exactly one of --workspace ID or --partner ID');

@@ -33,7 +33,11 @@ export interface Config {
     readonly retryScheduleMs: readonly number[];
     /** How long a receiver has to answer a delivery POST. */
     readonly timeoutMs: number;
+    /** JetStream ack_wait of the delivery consumer: a delivery held this long by a dead worker is redelivered. */
+    readonly ackWaitMs: number;
   };
+  /** Outgoing e-mail (the failing-endpoint notice of spec 6.4); no SMTP URL: nothing is sent, a warning is logged. */
+  readonly mail: { readonly smtpUrl: string | null; readonly from: string };
 }
 
 type Env = Record<string, string | undefined>;
@@ -166,6 +170,17 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
     r.problems.push('SECRET_KEY: required in production (signs click ids and visitor cookies)');
   }
 
+  const webhookTimeoutMs = r.int('WEBHOOK_TIMEOUT_MS', 10_000, 1, 120_000);
+  const smtpUrl = r.optional('SMTP_URL');
+  if (smtpUrl !== null) {
+    try {
+      const protocol = new URL(smtpUrl).protocol;
+      if (protocol !== 'smtp:' && protocol !== 'smtps:') r.problems.push(`SMTP_URL: protocol must be smtp: or smtps:, got "${protocol}"`);
+    } catch {
+      r.problems.push('SMTP_URL: not a valid URL (smtp://user:pass@host:587 or smtps://…)');
+    }
+  }
+
   const config: Config = {
     process,
     env: nodeEnv,
@@ -204,9 +219,14 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
     },
     webhookDelivery: {
       retryScheduleMs: r.durations('WEBHOOK_RETRY_SCHEDULE', '1m,5m,30m,2h,12h', 1, 10),
-      timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 10_000, 1, 120_000),
+      timeoutMs: webhookTimeoutMs,
+      ackWaitMs: r.int('WEBHOOK_ACK_WAIT_MS', webhookTimeoutMs + 20_000, 1, 3_600_000),
     },
+    mail: { smtpUrl, from: r.string('MAIL_FROM', 'Linkplane <no-reply@localhost>') },
   };
+  if (config.webhookDelivery.ackWaitMs < webhookTimeoutMs + 1000) {
+    r.problems.push(`WEBHOOK_ACK_WAIT_MS: must be at least WEBHOOK_TIMEOUT_MS + 1000 (${webhookTimeoutMs + 1000}), got ${config.webhookDelivery.ackWaitMs}`);
+  }
   if (!/^[A-Za-z0-9_-]*$/.test(config.nats.prefix)) {
     r.problems.push('NATS_PREFIX: letters, digits, "_" and "-" only');
   }

@@ -12,6 +12,7 @@ import { Lease } from '../events/lease.ts';
 import { WebhookWorker } from '../webhooks/webhook-worker.ts';
 import { WebhookService } from '../webhooks/webhook.service.ts';
 import { SecretBox } from '../webhooks/secret-box.ts';
+import { EndpointFailingNotifier, Mailer } from '../webhooks/mailer.ts';
 
 export interface WorkerService extends Service {
   readonly relay: OutboxRelay;
@@ -47,6 +48,13 @@ export function buildWorker(infra: Infra): WorkerService {
     targets,
     retryScheduleMs: config.webhookDelivery.retryScheduleMs,
     timeoutMs: config.webhookDelivery.timeoutMs,
+    ackWaitMs: config.webhookDelivery.ackWaitMs,
+    notifier: new EndpointFailingNotifier({
+      mailer: new Mailer(config.mail, config.publicApiUrl),
+      workspaces: stores.workspaces,
+      partners: stores.partners,
+      logger,
+    }),
     logger,
     registry: metrics.registry,
   });

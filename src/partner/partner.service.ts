@@ -4,6 +4,7 @@ import type { PartnerDoc, PartnerStore } from './partner.store.ts';
 import { clientPage, type WorkspaceDoc, type WorkspaceStore } from '../workspace/workspace.store.ts';
 import { decodeCursor, pageOf, type Pagination } from '../http/cursor.ts';
 import type { Client } from './partner.schemas.ts';
+import { ownerEmail } from '../platform/email.ts';
 
 export function clientView(ws: WorkspaceDoc): Client {
   return { id: ws._id, name: ws.name, plan: ws.plan_id, created_at: ws.created_at.toISOString() };
@@ -17,10 +18,11 @@ export class PartnerService {
     this.workspaces = workspaces;
   }
 
-  async create(input: { name: string }): Promise<PartnerDoc> {
+  async create(input: { name: string; ownerEmail?: string | null }): Promise<PartnerDoc> {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 120) throw new ValidationError([{ path: 'name', message: 'must be 1 to 120 characters' }]);
-    const doc: PartnerDoc = { _id: newId('ptr'), name, rate_limit_per_minute: null, created_at: new Date() };
+    const email = ownerEmail(input.ownerEmail);
+    const doc: PartnerDoc = { _id: newId('ptr'), name, rate_limit_per_minute: null, owner_email: email, created_at: new Date() };
     await this.partners.insert(doc);
     return doc;
   }

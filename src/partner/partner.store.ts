@@ -5,6 +5,8 @@ export interface PartnerDoc {
   name: string;
   /** Requests per sliding minute for each key of the partner; null keeps the platform default. */
   rate_limit_per_minute: number | null;
+  /** Where notices to the owner go (a webhook endpoint turning failing); absent or null: none on file. */
+  owner_email?: string | null;
   created_at: Date;
 }
 

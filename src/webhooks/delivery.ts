@@ -28,12 +28,17 @@ export interface DeliveryOptions {
   /** Delay before retry n is retrySchedule[n-1]; its length is the number of retries after the first attempt. */
   retryScheduleMs: readonly number[];
   timeoutMs: number;
+  /** JetStream ack_wait: a message held this long without an answer (its worker died) is redelivered. */
+  ackWaitMs?: number;
   logger: Logger;
   registry?: Registry;
   concurrency?: number;
   now?: () => Date;
-  /** Called once when an endpoint turns `failing`; by default logs a warning (see onEndpointFailing). */
-  onEndpointFailing?: (endpoint: WebhookDoc) => Promise<void> | void;
+  /**
+   * Called once per transition to `failing`, by the worker that won it (the owner's e-mail: EndpointFailingNotifier).
+   * Must not throw or block; an exception is logged.
+   */
+  onEndpointFailing: (endpoint: WebhookDoc) => void;
 }
 
 interface AttemptResult {
@@ -41,17 +46,6 @@ interface AttemptResult {
   succeeded: boolean;
   /** Why the attempt failed, for the log line; null on success. */
   error: string | null;
-}
-
-/**
- * The hook for the owner's notification when an endpoint becomes `failing` (spec 6.4: "the owner is e-mailed").
- * E-mail is not part of this slice: it only logs a warning, so the transition is visible in the logs.
- */
-export function onEndpointFailing(logger: Logger, endpoint: WebhookDoc): void {
-  logger.warn(
-    { webhook_id: endpoint._id, workspace_id: endpoint.workspace_id, partner_id: endpoint.partner_id, failure_streak: endpoint.failure_streak },
-    'webhook endpoint is now failing: its retry schedule was exhausted; it gets no new events until re-enabled (owner e-mail not implemented yet)',
-  );
 }
 
 export class WebhookDelivery {
@@ -98,8 +92,9 @@ export class WebhookDelivery {
       stream: this.stream,
       durable: DELIVERY_DURABLE,
       filterSubject: `${this.o.nats.subjects.prefix}deliveries.>`,
-      // Well above the POST timeout, so a slow receiver never makes JetStream redeliver a message in progress.
-      ackWaitMs: this.o.timeoutMs + 20_000,
+      // Above the POST timeout, so a slow receiver never makes JetStream redeliver a message in progress; a worker
+      // killed mid-delivery leaves its message unanswered, and another worker gets it after this wait.
+      ackWaitMs: this.o.ackWaitMs ?? this.o.timeoutMs + 20_000,
       // Unlimited: the handler terms the message after the last retry; a cap here could silently end a delivery.
       maxDeliver: -1,
       deliverPolicy: DeliverPolicy.All,
@@ -201,15 +196,17 @@ export class WebhookDelivery {
   }
 
   private async markFailing(id: string): Promise<void> {
+    const now = this.now();
     const before = await this.o.webhooks.collection.findOneAndUpdate(
       { _id: id },
-      { $set: { status: 'failing', updated_at: this.now() }, $inc: { failure_streak: 1 } },
+      { $set: { status: 'failing', updated_at: now }, $inc: { failure_streak: 1 } },
       { returnDocument: 'before' },
     );
+    // Only the worker whose update found the endpoint active made the transition: it alone notifies the owner.
     if (before?.status === 'active') {
-      const endpoint: WebhookDoc = { ...before, status: 'failing', failure_streak: before.failure_streak + 1 };
+      const endpoint: WebhookDoc = { ...before, status: 'failing', failure_streak: before.failure_streak + 1, updated_at: now };
       try {
-        await (this.o.onEndpointFailing ?? ((e: WebhookDoc) => onEndpointFailing(this.o.logger, e)))(endpoint);
+        this.o.onEndpointFailing(endpoint);
       } catch (error) {
         this.o.logger.error({ err: error, webhook_id: id }, 'onEndpointFailing hook failed');
       }

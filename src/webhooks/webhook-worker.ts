@@ -8,6 +8,7 @@ import type { WebhookService } from './webhook.service.ts';
 import type { TargetOptions } from './ssrf.ts';
 import { FANOUT_DURABLE, WebhookFanout } from './fanout.ts';
 import { DELIVERY_DURABLE, WebhookDelivery } from './delivery.ts';
+import type { EndpointFailingNotifier } from './mailer.ts';
 
 export interface WebhookWorkerOptions {
   nats: Nats;
@@ -18,6 +19,10 @@ export interface WebhookWorkerOptions {
   targets: TargetOptions;
   retryScheduleMs: readonly number[];
   timeoutMs: number;
+  /** The delivery consumer's ack_wait (WEBHOOK_ACK_WAIT_MS). */
+  ackWaitMs?: number;
+  /** The owner's e-mail when an endpoint turns failing. */
+  notifier: EndpointFailingNotifier;
   logger: Logger;
   registry: Registry;
   /** How often consumer lag is read from JetStream. */
@@ -42,6 +47,8 @@ export class WebhookWorker {
       targets: options.targets,
       retryScheduleMs: options.retryScheduleMs,
       timeoutMs: options.timeoutMs,
+      ...(options.ackWaitMs === undefined ? {} : { ackWaitMs: options.ackWaitMs }),
+      onEndpointFailing: (endpoint) => options.notifier.notify(endpoint),
       logger: options.logger,
       registry: options.registry,
     });
@@ -76,6 +83,7 @@ export class WebhookWorker {
     if (this.lagTimer) clearInterval(this.lagTimer);
     this.lagTimer = null;
     await Promise.all([this.fanout.stop(), this.delivery.stop()]);
+    await this.o.notifier.stop();
   }
 
   private async readLag(): Promise<void> {

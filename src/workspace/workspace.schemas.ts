@@ -18,6 +18,9 @@ export const WorkspaceProfileSchema = Type.Object(
     id: Type.String(),
     name: Type.String(),
     partner_id: Type.Union([Type.String(), Type.Null()]),
+    owner_email: Type.Union([Type.String({ format: 'email' }), Type.Null()], {
+      description: "The owner's address for notices (a webhook endpoint turning failing); null when none is on file",
+    }),
     created_at: Type.String({ format: 'date-time' }),
     plan: Type.Object(
       {

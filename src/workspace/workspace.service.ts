@@ -6,6 +6,7 @@ import type { WorkspaceDoc, WorkspaceStore } from './workspace.store.ts';
 import { periodOf, type UsageStore } from './usage.store.ts';
 import type { WorkspaceProfile } from './workspace.schemas.ts';
 import type { PartnerStore } from '../partner/partner.store.ts';
+import { ownerEmail } from '../platform/email.ts';
 
 export class WorkspaceService {
   private readonly workspaces: WorkspaceStore;
@@ -20,13 +21,14 @@ export class WorkspaceService {
     this.defaultRatePerMinute = deps.defaultRatePerMinute;
   }
 
-  async create(input: { name: string; planId?: string; partnerId?: string | null }): Promise<WorkspaceDoc> {
+  async create(input: { name: string; planId?: string; partnerId?: string | null; ownerEmail?: string | null }): Promise<WorkspaceDoc> {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 120) throw new ValidationError([{ path: 'name', message: 'must be 1 to 120 characters' }]);
     const planId = input.planId ?? 'free';
     if (!planById(planId)) {
       throw new ValidationError([{ path: 'plan', message: `must be one of ${PLAN_IDS.join(', ')}` }]);
     }
+    const email = ownerEmail(input.ownerEmail);
     if (input.partnerId && !(await this.partners.findById(input.partnerId))) throw new NotFoundError('partner');
     const doc: WorkspaceDoc = {
       _id: newId('ws'),
@@ -34,6 +36,7 @@ export class WorkspaceService {
       plan_id: planId,
       partner_id: input.partnerId ?? null,
       limits_override: null,
+      owner_email: email,
       created_at: new Date(),
     };
     await this.workspaces.insert(doc);
@@ -53,6 +56,7 @@ export class WorkspaceService {
       id: ws._id,
       name: ws.name,
       partner_id: ws.partner_id,
+      owner_email: ws.owner_email ?? null,
       created_at: ws.created_at.toISOString(),
       plan: {
         id: plan.id,

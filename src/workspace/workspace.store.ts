@@ -8,6 +8,8 @@ export interface WorkspaceDoc {
   /** The partner that owns this workspace as a client, if any. */
   partner_id: string | null;
   limits_override: Partial<PlanLimits> | null;
+  /** Where notices to the owner go (a webhook endpoint turning failing); absent or null: none on file. */
+  owner_email?: string | null;
   created_at: Date;
 }
 

@@ -66,6 +66,20 @@ describe('linkplane CLI', function () {
     expect(revoked.json.broadcast).to.equal(true);
   });
 
+  it("records the owner's e-mail address with --email, and refuses a malformed one", async () => {
+    const ws = await cli('workspace', 'create', '--name', 'Mailed', '--email', 'owner@acme.example');
+    expect(ws.code, ws.stderr).to.equal(0);
+    expect(ws.json.owner_email).to.equal('owner@acme.example');
+    const partner = await cli('partner', 'create', '--name', 'Agency', '--email', 'ops@agency.example');
+    expect(partner.json.owner_email).to.equal('ops@agency.example');
+    expect((await cli('workspace', 'create', '--name', 'Plain')).json.owner_email).to.equal(null);
+    for (const command of ['workspace', 'partner']) {
+      const bad = await cli(command, 'create', '--name', 'Bad', '--email', 'not-an-address');
+      expect(bad.code).to.equal(1);
+      expect(bad.json.error).to.deep.include({ code: 'validation_failed' });
+    }
+  });
+
   it('refuses unknown scopes, plans and ids with a JSON error', async () => {
     const ws = await cli('workspace', 'create', '--name', 'X', '--plan', 'platinum');
     expect(ws.code).to.equal(1);
