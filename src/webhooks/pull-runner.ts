@@ -1,6 +1,6 @@
 // A durable pull consumer run with bounded concurrency: the fan-out and the delivery consumer share it. Messages
 // are fetched only for free slots, so none waits in a client-side buffer while its ack_wait runs.
-import { AckPolicy, type DeliverPolicy, type ConsumerConfig, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, type Consumer, type DeliverPolicy, type ConsumerConfig, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
@@ -61,6 +61,7 @@ export class PullRunner {
   private running = false;
   private loop: Promise<void> | null = null;
   private current: ConsumerMessages | null = null;
+  private consumer: Consumer | null = null;
   private readonly inFlight = new Set<Promise<void>>();
   private slotFreed: (() => void) | null = null;
 
@@ -93,8 +94,9 @@ export class PullRunner {
           this.slotFreed = null;
           continue;
         }
-        const consumer = await this.o.nats.js.consumers.get(this.o.stream, this.o.durable);
-        const batch = await consumer.fetch({ max_messages: free, expires: FETCH_EXPIRES_MS });
+        // Looked up once, not per fetch: each lookup is a JetStream API round trip, and fetches are frequent.
+        this.consumer ??= await this.o.nats.js.consumers.get(this.o.stream, this.o.durable);
+        const batch = await this.consumer.fetch({ max_messages: free, expires: FETCH_EXPIRES_MS });
         this.current = batch;
         if (!this.running) batch.stop();
         for await (const msg of batch) this.dispatch(msg);
@@ -102,6 +104,7 @@ export class PullRunner {
         failures = 0;
       } catch (error) {
         this.current = null;
+        this.consumer = null;
         if (!this.running) break;
         failures++;
         if (failures === 1) this.o.logger.warn({ err: error, consumer: this.o.durable }, 'jetstream fetch failed; retrying');
