@@ -2,7 +2,7 @@
 // this process. Throughput: 1,000 endpoints subscribed to link.created in one workspace, N links created through
 // the api, deliveries per second at the receiver (all deliveries / first to last). Latency: POST /links to the
 // receiver seeing that link's link.created, on a separate single-endpoint workspace, links one at a time, with
-// the 1,000-endpoint load idle (measured after it has drained). BENCH_WEBHOOK_LINKS (default 3) and
+// the 1,000-endpoint load idle (measured after it has drained). BENCH_WEBHOOK_LINKS (default 10) and
 // BENCH_WEBHOOK_SAMPLES (default 50) change the sizes.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,7 +31,7 @@ function percentile(values: number[], p: number): number {
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
 export async function webhooksBench(_options: BenchOptions): Promise<Record<string, unknown>> {
-  const links = Number(process.env.BENCH_WEBHOOK_LINKS ?? 3);
+  const links = Number(process.env.BENCH_WEBHOOK_LINKS ?? 10);
   const samples = Number(process.env.BENCH_WEBHOOK_SAMPLES ?? 50);
 
   // The receiver: 204 to everything; records when each load delivery and each latency probe arrives.
