@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config/config.ts';
 import { openInfra, type Infra } from '../../src/main/infra.ts';
 import { buildApi, type ApiService } from '../../src/main/api.ts';
+import { buildWorker, type WorkerService } from '../../src/main/worker.ts';
 
 export interface RunningApi {
   url: string;
@@ -24,6 +25,27 @@ export async function startApi(env: Record<string, string>): Promise<RunningApi>
     api,
     async stop() {
       await api.stop();
+      await infra.close();
+    },
+  };
+}
+
+export interface RunningWorker {
+  infra: Infra;
+  worker: WorkerService;
+  stop(): Promise<void>;
+}
+
+/** The worker composition root in this process (outbox relay, webhook consumers), started. */
+export async function startWorker(env: Record<string, string>): Promise<RunningWorker> {
+  const infra = await openInfra(loadConfig('worker', env), env.MONGODB_URI!, { logDestination: discard });
+  const worker = buildWorker(infra);
+  await worker.start();
+  return {
+    infra,
+    worker,
+    async stop() {
+      await worker.stop();
       await infra.close();
     },
   };

@@ -9,15 +9,8 @@ import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { testEnv, NATS_URL } from '../helpers/env.ts';
 import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants, bearer } from '../helpers/tenants.ts';
+import { callApi, type Json, type Reply } from '../helpers/http.ts';
 
-interface Json {
-  [key: string]: unknown;
-}
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: Json & { error?: { code: string; message: string; details?: Array<{ path: string; message: string }> } };
-}
 
 describe('Links API over HTTP', function () {
   this.timeout(120_000);
@@ -44,15 +37,8 @@ describe('Links API over HTTP', function () {
     await mongo.stop();
   });
 
-  async function call(method: string, path: string, body?: unknown, as: string = key, headers: Record<string, string> = {}): Promise<Reply> {
-    const res = await fetch(`${running.url}/v1${path}`, {
-      method,
-      headers: { ...bearer(as), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, body: (text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : {}) as Reply['body'] };
-  }
+  const call = (method: string, path: string, body?: unknown, as: string = key, headers: Record<string, string> = {}): Promise<Reply> =>
+    callApi(running.url, method, path, { key: as, body, headers });
 
   const create = (body: Json, as = key) => call('POST', '/links', body, as);
 

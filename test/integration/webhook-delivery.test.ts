@@ -2,18 +2,15 @@ import { expect } from 'chai';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { testEnv } from '../helpers/env.ts';
-import { startApi, type RunningApi } from '../helpers/api.ts';
-import { Tenants, bearer } from '../helpers/tenants.ts';
+import { startApi, startWorker, type RunningApi } from '../helpers/api.ts';
+import { Tenants } from '../helpers/tenants.ts';
+import { callApi, type Json, type Reply } from '../helpers/http.ts';
 import { loadConfig } from '../../src/config/config.ts';
-import { openInfra, type Infra } from '../../src/main/infra.ts';
-import { buildWorker, type WorkerService } from '../../src/main/worker.ts';
+import type { Infra } from '../../src/main/infra.ts';
+import type { WorkerService } from '../../src/main/worker.ts';
 
-interface Json {
-  [key: string]: unknown;
-}
 interface Received {
   path: string;
   headers: IncomingHttpHeaders;
@@ -25,7 +22,6 @@ type Behaviour = (res: ServerResponse, n: number) => void;
 
 const SCHEDULE_MS = [100, 200, 300, 400, 500];
 const TIMEOUT_MS = 400;
-const discard = new Writable({ write: (_chunk, _enc, done) => done() });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until<T>(check: () => Promise<T | false> | T | false, timeoutMs: number, what: string): Promise<T> {
@@ -70,9 +66,7 @@ describe('webhook delivery (real NATS, real receiver, api and worker in process)
       WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
     });
     api = await startApi(env);
-    workerInfra = await openInfra(loadConfig('worker', env), env.MONGODB_URI!, { logDestination: discard });
-    worker = buildWorker(workerInfra);
-    await worker.start();
+    ({ infra: workerInfra, worker } = await startWorker(env));
     tenants = await Tenants.open(mongo);
     receiver = createServer((req, res) => {
       const at = performance.now();
@@ -100,15 +94,7 @@ describe('webhook delivery (real NATS, real receiver, api and worker in process)
     await mongo.stop();
   });
 
-  async function call(method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: Json }> {
-    const res = await fetch(`${api.url}/v1${path}`, {
-      method,
-      headers: { ...bearer(key), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Json };
-  }
+  const call = (method: string, path: string, key: string, body?: unknown): Promise<Reply> => callApi(api.url, method, path, { key, body });
 
   const at = (path: string) => received.filter((r) => r.path === path);
 

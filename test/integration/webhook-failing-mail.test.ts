@@ -1,15 +1,15 @@
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { testEnv } from '../helpers/env.ts';
-import { startApi, type RunningApi } from '../helpers/api.ts';
-import { Tenants, bearer } from '../helpers/tenants.ts';
+import { startApi, startWorker, type RunningApi } from '../helpers/api.ts';
+import { Tenants } from '../helpers/tenants.ts';
+import { callApi, type Reply } from '../helpers/http.ts';
 import { loadConfig } from '../../src/config/config.ts';
-import { openInfra, type Infra } from '../../src/main/infra.ts';
-import { buildWorker, type WorkerService } from '../../src/main/worker.ts';
+import type { Infra } from '../../src/main/infra.ts';
+import type { WorkerService } from '../../src/main/worker.ts';
 import { isEmail, ownerEmail } from '../../src/platform/email.ts';
 import { ValidationError } from '../../src/platform/errors.ts';
 
@@ -20,7 +20,6 @@ interface Mail {
   raw: string;
 }
 
-const discard = new Writable({ write: (_chunk, _enc, done) => done() });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
@@ -75,9 +74,7 @@ describe('the owner e-mail when a webhook endpoint turns failing (real SMTP serv
       MAIL_FROM: 'Linkplane Test <webhooks@linkplane.test>',
     });
     api = await startApi(env);
-    workerInfra = await openInfra(loadConfig('worker', env), env.MONGODB_URI!, { logDestination: discard });
-    worker = buildWorker(workerInfra);
-    await worker.start();
+    ({ infra: workerInfra, worker } = await startWorker(env));
     tenants = await Tenants.open(mongo);
     receiver = createServer((req, res) => {
       req.resume();
@@ -98,15 +95,7 @@ describe('the owner e-mail when a webhook endpoint turns failing (real SMTP serv
     await mongo.stop();
   });
 
-  async function call(method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await fetch(`${api.url}/v1${path}`, {
-      method,
-      headers: { ...bearer(key), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-  }
+  const call = (method: string, path: string, key: string, body?: unknown): Promise<Reply> => callApi(api.url, method, path, { key, body });
 
   const to = (address: string) => mails.filter((m) => m.to.includes(address));
 

@@ -5,7 +5,8 @@ import type { TSchema } from '@sinclair/typebox';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { testEnv } from '../helpers/env.ts';
 import { startApi, type RunningApi } from '../helpers/api.ts';
-import { Tenants, bearer } from '../helpers/tenants.ts';
+import { Tenants } from '../helpers/tenants.ts';
+import { callApi, type Json, type Reply } from '../helpers/http.ts';
 import { SecretBox } from '../../src/webhooks/secret-box.ts';
 import { signPayload, verifySignature } from '../../src/webhooks/signature.ts';
 import { WebhookService } from '../../src/webhooks/webhook.service.ts';
@@ -16,14 +17,6 @@ import { WebhookDeliveryListSchema, WebhookListSchema, WebhookSchema, WebhookWit
 // ajv-formats is CommonJS with a default export; under NodeNext its callable sits on `.default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv2020) => Ajv2020 };
 
-interface Json {
-  [key: string]: unknown;
-}
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: Json & { error?: { code: string; message: string; details?: Array<{ path: string; message: string }> } };
-}
 
 // A public IP literal: accepted by the SSRF guard without any DNS lookup.
 const PUBLIC_URL = 'https://93.184.215.14/hooks/linkplane';
@@ -58,15 +51,8 @@ describe('Webhook endpoints API over HTTP', function () {
     await mongo.stop();
   });
 
-  async function call(method: string, path: string, body?: unknown, as: string = key, api: RunningApi = running): Promise<Reply> {
-    const res = await fetch(`${api.url}/v1${path}`, {
-      method,
-      headers: { ...bearer(as), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, body: (text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : {}) as Reply['body'] };
-  }
+  const call = (method: string, path: string, body?: unknown, as: string = key, api: RunningApi = running): Promise<Reply> =>
+    callApi(api.url, method, path, { key: as, body });
 
   const create = (body: Json = {}, as = key) => call('POST', '/webhooks', { url: PUBLIC_URL, events: ['link.created'], ...body }, as);
   const webhooks = () => tenants.client.db(mongo.dbName).collection<WebhookDoc>('webhooks');
