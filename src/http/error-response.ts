@@ -6,11 +6,34 @@ import {
   type ErrorCode,
   type ErrorDetail,
 } from '../platform/errors.ts';
-import { ERROR_CATALOGUE, docUrl } from './error-catalogue.ts';
+import { Type, type Static } from '@sinclair/typebox';
+import { ERROR_CATALOGUE, ERROR_CODES, docUrl } from './error-catalogue.ts';
 
-export interface ErrorBody {
-  error: { code: ErrorCode; message: string; doc_url: string; details?: ErrorDetail[] };
-}
+/** The error envelope of spec part 7, declared once: its type here, and the OpenAPI document's `Error`. */
+export const ErrorSchema = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.Unsafe<ErrorCode>({ type: 'string', enum: ERROR_CODES, description: 'Stable: clients branch on it' }),
+        message: Type.String({ description: 'For humans; may change between releases' }),
+        doc_url: Type.String({ format: 'uri', description: 'Documentation of the code' }),
+        details: Type.Optional(
+          Type.Array(
+            Type.Object(
+              { path: Type.String({ description: 'The field, as `targeting[0].match.country`' }), message: Type.String() },
+              { additionalProperties: false },
+            ),
+            { description: 'On validation_failed: one entry per failing field' },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, $id: 'Error' },
+);
+
+export type ErrorBody = Static<typeof ErrorSchema>;
 
 export interface ErrorResponse {
   status: number;

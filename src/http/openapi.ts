@@ -1,8 +1,9 @@
 // The OpenAPI 3.1 document, generated from the route table: the same TypeBox schemas that validate requests and
 // shape responses become the published contract (spec part 9), so the two cannot drift apart.
-import { Type, type TSchema } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
 import type { ResponseSpec, RouteSpec } from './route-table.ts';
 import { ERROR_CATALOGUE, ERROR_CODES } from './error-catalogue.ts';
+import { ErrorSchema } from './error-response.ts';
 import { ALL_SCOPES, SCOPE_AREAS, type Scope, type ScopeArea } from '../keys/scopes.ts';
 import { KEY_PREFIX } from '../keys/key.service.ts';
 import type { ErrorCode } from '../platform/errors.ts';
@@ -34,30 +35,6 @@ export interface OpenApiDocument {
   /** Every error code with its status(es), meaning and retry advice: the error catalogue, machine-readable. */
   'x-error-codes': Record<string, JsonObject>;
 }
-
-/** The error envelope of spec part 7, declared once like every other schema. */
-export const ErrorSchema = Type.Object(
-  {
-    error: Type.Object(
-      {
-        code: Type.Unsafe<ErrorCode>({ type: 'string', enum: ERROR_CODES, description: 'Stable: clients branch on it' }),
-        message: Type.String({ description: 'For humans; may change between releases' }),
-        doc_url: Type.String({ format: 'uri', description: 'Documentation of the code' }),
-        details: Type.Optional(
-          Type.Array(
-            Type.Object(
-              { path: Type.String({ description: 'The field, as `targeting[0].match.country`' }), message: Type.String() },
-              { additionalProperties: false },
-            ),
-            { description: 'On validation_failed: one entry per failing field' },
-          ),
-        ),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false, $id: 'Error' },
-);
 
 const SCHEMAS = '#/components/schemas/';
 const COMPONENT_NAME = /^[A-Za-z0-9._-]+$/;
