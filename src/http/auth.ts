@@ -1,8 +1,7 @@
-import { InsufficientScopeError, PlanRestrictedError, UnauthorizedError, WrongKeyKindError } from '../platform/errors.ts';
+import { InsufficientScopeError, UnauthorizedError, WrongKeyKindError } from '../platform/errors.ts';
 import type { Principal } from '../keys/key.service.ts';
 import type { KeyKind } from '../keys/key.store.ts';
 import type { Scope } from '../keys/scopes.ts';
-import type { Capability } from '../workspace/plans.ts';
 import type { ApiContext } from './context.ts';
 
 export interface Requirement {
@@ -27,9 +26,4 @@ export function workspaceOf(ctx: ApiContext): Extract<Principal, { kind: 'worksp
   const principal = principalOf(ctx);
   if (principal.kind !== 'workspace') throw new WrongKeyKindError('workspace');
   return principal;
-}
-
-/** Throws 403 plan_restricted when the workspace's plan lacks the capability. */
-export function requireCapability(principal: Extract<Principal, { kind: 'workspace' }>, capability: Capability): void {
-  if (!principal.plan.capabilities.includes(capability)) throw new PlanRestrictedError(capability, principal.plan.id);
 }

@@ -111,10 +111,6 @@ export class LinkStore {
     return newestFirst(this.collection, and, query.after, query.limit);
   }
 
-  countOf(workspaceId: string): Promise<number> {
-    return this.collection.countDocuments({ workspace_id: workspaceId });
-  }
-
   async removeTag(workspaceId: string, tagId: string, session?: ClientSession): Promise<void> {
     await this.collection.updateMany({ workspace_id: workspaceId, tag_ids: tagId }, { $pull: { tag_ids: tagId } }, session ? { session } : {});
   }

@@ -1,0 +1,24 @@
+import { expect } from 'chai';
+import { hashPassword, verifyPassword } from '../../src/links/password.ts';
+
+describe('link passwords', () => {
+  it('stores an scrypt hash with its parameters and a fresh salt, never the password', async () => {
+    const [a, b] = await Promise.all([hashPassword('hunter22'), hashPassword('hunter22')]);
+    expect(a).to.match(/^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    expect(a).not.to.contain('hunter22');
+    expect(a, 'a fresh salt each time').not.to.equal(b);
+  });
+
+  it('verifies the right password and refuses a wrong or malformed one', async () => {
+    const stored = await hashPassword('correct horse');
+    expect(await verifyPassword('correct horse', stored)).to.equal(true);
+    expect(await verifyPassword('correct hors', stored)).to.equal(false);
+    expect(await verifyPassword('correct horse', 'bcrypt$whatever')).to.equal(false);
+    expect(await verifyPassword('correct horse', stored.replace(/\$[^$]+$/, '$AAAA'))).to.equal(false);
+  });
+
+  it('treats canonically equivalent Unicode the same (NFC)', async () => {
+    const stored = await hashPassword('caf\u00e9');
+    expect(await verifyPassword('cafe\u0301', stored)).to.equal(true);
+  });
+});
