@@ -48,26 +48,9 @@ export class WebhookService {
     await assertPublicTarget(input.url, this.d.targets);
     // Checked before writing for a clean refusal, and again after: two concurrent creates at 19 cannot both stay.
     if ((await this.d.webhooks.count(tenant)) >= MAX_ENDPOINTS_PER_TENANT) throw new QuotaExceededError('webhook endpoints', MAX_ENDPOINTS_PER_TENANT);
-    const id = newId('wh');
     const secret = newSigningSecret();
-    const now = this.now();
-    const doc: WebhookDoc = {
-      _id: id,
-      tenant_kind: tenant.kind,
-      workspace_id: tenant.kind === 'workspace' ? tenant.id : null,
-      partner_id: tenant.kind === 'partner' ? tenant.id : null,
-      url: input.url,
-      events: input.events,
-      name: input.name ?? null,
-      status: 'active',
-      secret_enc: this.d.box.seal(secret, id),
-      previous_secret_enc: null,
-      previous_secret_expires_at: null,
-      failure_streak: 0,
-      created_at: now,
-      updated_at: now,
-      secret_rotated_at: null,
-    };
+    const doc = newEndpointDoc(tenant, { url: input.url, events: input.events, name: input.name ?? null }, secret, this.d.box, this.now());
+    const id = doc._id;
     await this.d.webhooks.insert(doc);
     if ((await this.d.webhooks.count(tenant)) > MAX_ENDPOINTS_PER_TENANT) {
       await this.d.webhooks.delete(tenant, id);
@@ -195,5 +178,31 @@ function deliveryView(doc: WebhookDeliveryDoc): WebhookDelivery {
     duration_ms: doc.duration_ms,
     outcome: doc.outcome,
     next_retry_at: doc.next_retry_at?.toISOString() ?? null,
+  };
+}
+
+/** A new, active endpoint owned by `tenant`, its signing secret sealed under the endpoint id. */
+export function newEndpointDoc(
+  tenant: WebhookTenant,
+  fields: { url: string; events: EventType[]; name: string | null },
+  secret: string,
+  box: SecretBox,
+  now: Date,
+): WebhookDoc {
+  const id = newId('wh');
+  return {
+    _id: id,
+    tenant_kind: tenant.kind,
+    workspace_id: tenant.kind === 'workspace' ? tenant.id : null,
+    partner_id: tenant.kind === 'partner' ? tenant.id : null,
+    ...fields,
+    status: 'active',
+    secret_enc: box.seal(secret, id),
+    previous_secret_enc: null,
+    previous_secret_expires_at: null,
+    failure_streak: 0,
+    created_at: now,
+    updated_at: now,
+    secret_rotated_at: null,
   };
 }
