@@ -1,14 +1,7 @@
 // Foundation benchmark: what auth (cached key), the shared rate limit, request logging and metrics cost, measured
 // against a bare node:http server (the physical baseline) and a bare Koa app with one route (the framework floor).
-import { MongoClient } from 'mongodb';
-import { KeyService } from '../src/keys/key.service.ts';
-import { KeyStore } from '../src/keys/key.store.ts';
-import { WorkspaceStore } from '../src/workspace/workspace.store.ts';
-import { PartnerStore } from '../src/partner/partner.store.ts';
-import { newId } from '../src/platform/ids.ts';
-import { pino } from 'pino';
 import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
-import { freePort, interleaved, pairedMedian, startChild, stopChild, summarise } from './harness.ts';
+import { benchDatabase, freePort, interleaved, pairedMedian, startChild, stopChild, summarise } from './harness.ts';
 
 export interface BenchOptions {
   rounds: number;
@@ -17,29 +10,14 @@ export interface BenchOptions {
 }
 
 export async function foundationBench(options: BenchOptions): Promise<Record<string, unknown>> {
-  const [dbPort, httpPort, koaPort, apiPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  const mongoUri = `mongodb://127.0.0.1:${dbPort}/?directConnection=true`;
-  const devdb = await startChild('src/devdb/main.ts', ['--port', String(dbPort)], {}, dbPort);
-  const children = [devdb];
+  const [httpPort, koaPort, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
+  const database = await benchDatabase();
+  const mongoUri = database.uri;
+  const children = [database.child];
   try {
-    const client = new MongoClient(mongoUri);
-    await client.connect();
-    const db = client.db('linkplane_bench');
-    const workspaces = new WorkspaceStore(db);
-    const keys = new KeyService({
-      keys: new KeyStore(db),
-      workspaces,
-      partners: new PartnerStore(db),
-      logger: pino({ level: 'silent' }),
-      cacheTtlMs: 0,
-      defaultRateLimits: { workspacePerMinute: 600, partnerPerMinute: 1200 },
-    });
-    const wsId = newId('ws');
-    // A limit no benchmark reaches: the limiter still counts every request, which is the cost measured.
-    await workspaces.insert({ _id: wsId, name: 'bench', plan_id: 'enterprise', partner_id: null, limits_override: { rate_limit_per_minute: 100_000_000 }, created_at: new Date() });
     // A typical integration key: a few scopes, not all of them.
-    const { key } = await keys.create({ kind: 'workspace', ownerId: wsId, scopes: ['links:read', 'links:write', 'workspace:read'] });
-    await client.close();
+    const { key } = await database.aWorkspace('bench', ['links:read', 'links:write', 'workspace:read']);
+    await database.close();
 
     children.push(
       await startChild(

@@ -2,7 +2,15 @@
 // loop), autocannon runs, and the report.
 import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
+import { MongoClient, type Db } from 'mongodb';
+import { pino } from 'pino';
 import { accepts, freePort, ROOT } from '../test/helpers/processes.ts';
+import { KeyService } from '../src/keys/key.service.ts';
+import { KeyStore } from '../src/keys/key.store.ts';
+import { ALL_SCOPES, type Scope } from '../src/keys/scopes.ts';
+import { WorkspaceStore } from '../src/workspace/workspace.store.ts';
+import { PartnerStore } from '../src/partner/partner.store.ts';
+import { newId } from '../src/platform/ids.ts';
 
 export interface Target {
   name: string;
@@ -104,4 +112,44 @@ export function summarise(samples: Map<string, Sample[]>): Array<{ target: strin
 /** The median over rounds of `a`'s rate divided by `b`'s in the same round. */
 export function pairedMedian(a: Sample[], b: Sample[]): number {
   return median(a.map((s, i) => s.rps / b[i]!.rps));
+}
+
+export interface BenchDatabase {
+  child: ChildProcess;
+  uri: string;
+  db: Db;
+  /** A workspace whose rate limit no benchmark reaches (the limiter still counts every request), and a key for it. */
+  aWorkspace(name: string, scopes?: readonly Scope[]): Promise<{ id: string; key: string }>;
+  /** Closes this process's client; the devdb child stops with the others. */
+  close(): Promise<void>;
+}
+
+/** A devdb of the benchmark's own, in a child process, with a client to set up tenants in it. */
+export async function benchDatabase(): Promise<BenchDatabase> {
+  const port = await freePort();
+  const child = await startChild('src/devdb/main.ts', ['--port', String(port)], {}, port);
+  const uri = `mongodb://127.0.0.1:${port}/?directConnection=true`;
+  const client = new MongoClient(uri);
+  await client.connect();
+  const db = client.db('linkplane_bench');
+  const workspaces = new WorkspaceStore(db);
+  const keys = new KeyService({
+    keys: new KeyStore(db),
+    workspaces,
+    partners: new PartnerStore(db),
+    logger: pino({ level: 'silent' }),
+    cacheTtlMs: 0,
+    defaultRateLimits: { workspacePerMinute: 600, partnerPerMinute: 1200 },
+  });
+  return {
+    child,
+    uri,
+    db,
+    async aWorkspace(name, scopes = ALL_SCOPES) {
+      const id = newId('ws');
+      await workspaces.insert({ _id: id, name, plan_id: 'enterprise', partner_id: null, owner_email: null, limits_override: { rate_limit_per_minute: 100_000_000 }, created_at: new Date() });
+      return { id, key: (await keys.create({ kind: 'workspace', ownerId: id, scopes })).key };
+    },
+    close: () => client.close(),
+  };
 }

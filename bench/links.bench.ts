@@ -1,18 +1,10 @@
 // Links API benchmark: GET /v1/links?limit=50 and POST /v1/links against the api process on devdb, and the cost of
 // validating one link body with every optional block filled (in this process, no I/O).
-import { MongoClient } from 'mongodb';
 import autocannon from 'autocannon';
-import { pino } from 'pino';
-import { KeyService } from '../src/keys/key.service.ts';
-import { KeyStore } from '../src/keys/key.store.ts';
-import { WorkspaceStore } from '../src/workspace/workspace.store.ts';
-import { PartnerStore } from '../src/partner/partner.store.ts';
-import { ALL_SCOPES } from '../src/keys/scopes.ts';
-import { newId } from '../src/platform/ids.ts';
 import { bodyValidator } from '../src/http/validation.ts';
 import { LinkCreateSchema } from '../src/links/link.schemas.ts';
 import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
-import { freePort, startChild, stopChild } from './harness.ts';
+import { benchDatabase, freePort, startChild, stopChild } from './harness.ts';
 import type { BenchOptions } from './foundation.bench.ts';
 
 /** A link using every optional block, near its bounds where that costs the validator most. */
@@ -70,19 +62,13 @@ function validationCost(): { iterations: number; microseconds_per_link: number }
 }
 
 export async function linksBench(options: BenchOptions): Promise<Record<string, unknown>> {
-  const [dbPort, apiPort] = await Promise.all([freePort(), freePort()]);
-  const mongoUri = `mongodb://127.0.0.1:${dbPort}/?directConnection=true`;
-  const children = [await startChild(process.env.DEVDB_PROF ? '--cpu-prof' : 'src/devdb/main.ts', process.env.DEVDB_PROF ? ['--cpu-prof-dir=/tmp/prof-devdb', 'src/devdb/main.ts', '--port', String(dbPort)] : ['--port', String(dbPort)], {}, dbPort)];
+  const apiPort = await freePort();
+  const database = await benchDatabase();
+  const mongoUri = database.uri;
+  const children = [database.child];
   try {
-    const client = new MongoClient(mongoUri);
-    await client.connect();
-    const db = client.db('linkplane_bench');
-    const workspaces = new WorkspaceStore(db);
-    const keys = new KeyService({ keys: new KeyStore(db), workspaces, partners: new PartnerStore(db), logger: pino({ level: 'silent' }), cacheTtlMs: 0, defaultRateLimits: { workspacePerMinute: 600, partnerPerMinute: 1200 } });
-    const wsId = newId('ws');
-    await workspaces.insert({ _id: wsId, name: 'bench', plan_id: 'enterprise', partner_id: null, limits_override: { rate_limit_per_minute: 100_000_000 }, created_at: new Date() });
-    const { key } = await keys.create({ kind: 'workspace', ownerId: wsId, scopes: ALL_SCOPES });
-    await client.close();
+    const { key } = await database.aWorkspace('bench');
+    await database.close();
     children.push(
       await startChild('src/main/run.ts', ['api'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: 'info' }, `http://127.0.0.1:${apiPort}/readyz`),
     );

@@ -6,18 +6,11 @@
 // BENCH_WEBHOOK_SAMPLES (default 50) change the sizes.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MongoClient } from 'mongodb';
-import { pino } from 'pino';
-import { KeyService } from '../src/keys/key.service.ts';
-import { KeyStore } from '../src/keys/key.store.ts';
-import { WorkspaceStore } from '../src/workspace/workspace.store.ts';
-import { PartnerStore } from '../src/partner/partner.store.ts';
 import { WebhookStore, type WebhookDoc } from '../src/webhooks/webhook.store.ts';
 import { newSigningSecret, SecretBox } from '../src/webhooks/secret-box.ts';
-import { ALL_SCOPES } from '../src/keys/scopes.ts';
-import { newId } from '../src/platform/ids.ts';
+import { newEndpointDoc } from '../src/webhooks/webhook.service.ts';
 import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
-import { freePort, median, startChild, stopChild } from './harness.ts';
+import { benchDatabase, freePort, median, startChild, stopChild } from './harness.ts';
 import type { BenchOptions } from './foundation.bench.ts';
 
 const ENDPOINTS = 1000;
@@ -58,49 +51,21 @@ export async function webhooksBench(_options: BenchOptions): Promise<Record<stri
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 
-  const [dbPort, apiPort, workerPort] = await Promise.all([freePort(), freePort(), freePort()]);
-  const mongoUri = `mongodb://127.0.0.1:${dbPort}/?directConnection=true`;
-  const children = [await startChild('src/devdb/main.ts', ['--port', String(dbPort)], {}, dbPort)];
+  const [apiPort, workerPort] = await Promise.all([freePort(), freePort()]);
+  const database = await benchDatabase();
+  const mongoUri = database.uri;
+  const children = [database.child];
   try {
-    const client = new MongoClient(mongoUri);
-    await client.connect();
-    const db = client.db('linkplane_bench');
-    const workspaces = new WorkspaceStore(db);
-    const keys = new KeyService({ keys: new KeyStore(db), workspaces, partners: new PartnerStore(db), logger: pino({ level: 'silent' }), cacheTtlMs: 0, defaultRateLimits: { workspacePerMinute: 600, partnerPerMinute: 1200 } });
-    const aWorkspace = async (name: string) => {
-      const id = newId('ws');
-      await workspaces.insert({ _id: id, name, plan_id: 'enterprise', partner_id: null, limits_override: { rate_limit_per_minute: 100_000_000 }, created_at: new Date() });
-      return { id, key: (await keys.create({ kind: 'workspace', ownerId: id, scopes: ALL_SCOPES })).key };
-    };
-    const loadWs = await aWorkspace('webhooks load');
-    const probeWs = await aWorkspace('webhooks latency');
+    const loadWs = await database.aWorkspace('webhooks load');
+    const probeWs = await database.aWorkspace('webhooks latency');
     // The 20-per-tenant quota is the api's: the 1,000 endpoints are written through the store.
     const box = new SecretBox(SECRET_KEY);
-    const endpoint = (workspaceId: string, path: string): WebhookDoc => {
-      const id = newId('wh');
-      const now = new Date();
-      return {
-        _id: id,
-        tenant_kind: 'workspace',
-        workspace_id: workspaceId,
-        partner_id: null,
-        url: `${receiverUrl}${path}`,
-        events: ['link.created'],
-        name: null,
-        status: 'active',
-        secret_enc: box.seal(newSigningSecret(), id),
-        previous_secret_enc: null,
-        previous_secret_expires_at: null,
-        failure_streak: 0,
-        created_at: now,
-        updated_at: now,
-        secret_rotated_at: null,
-      };
-    };
-    const webhooks = new WebhookStore(db);
+    const endpoint = (workspaceId: string, path: string): WebhookDoc =>
+      newEndpointDoc({ kind: 'workspace', id: workspaceId }, { url: `${receiverUrl}${path}`, events: ['link.created'], name: null }, newSigningSecret(), box, new Date());
+    const webhooks = new WebhookStore(database.db);
     await webhooks.collection.insertMany(Array.from({ length: ENDPOINTS }, () => endpoint(loadWs.id, '/load')));
     await webhooks.insert(endpoint(probeWs.id, '/probe'));
-    await client.close();
+    await database.close();
 
     const env = {
       NODE_ENV: 'test',
