@@ -38,6 +38,48 @@ export interface Config {
   };
   /** Outgoing e-mail (the failing-endpoint notice of spec 6.4); no SMTP URL: nothing is sent, a warning is logged. */
   readonly mail: { readonly smtpUrl: string | null; readonly from: string };
+  /** The redirect process: caches, visitor profile sources, privacy, interstitials, click capture. */
+  readonly redirect: {
+    /** How long a resolved link stays cached when no invalidation arrives (the broadcast normally drops it first). */
+    readonly cacheTtlMs: number;
+    /** How long "no such link" is remembered, so slug enumeration cannot hammer the database. */
+    readonly negativeCacheTtlMs: number;
+    readonly cacheMaxEntries: number;
+    /** MaxMind-format databases (GeoIP2/GeoLite2 City, ASN, Anonymous IP); each optional. */
+    readonly geoip: { readonly cityDb: string | null; readonly asnDb: string | null; readonly anonymousDb: string | null };
+    /** Believe CDN/edge headers (CF-IPCountry, X-Geo-*, X-Forwarded-For…); only behind a proxy that sets them. */
+    readonly trustEdgeHeaders: boolean;
+    /** How many proxies in front of us append to X-Forwarded-For (0: use the socket address). */
+    readonly trustedProxyHops: number;
+    /** How a visitor IP is kept in a click record: truncated (/24, /48), hashed (keyed, daily salt) or not at all. */
+    readonly ipStorage: 'truncate' | 'hash' | 'none';
+    /** Lifetime of the cookie a correct password sets. */
+    readonly passwordCookieTtlSeconds: number;
+    /** Wrong passwords allowed per visitor and link in the window before the form is locked. */
+    readonly passwordMaxAttempts: number;
+    readonly passwordAttemptWindowMs: number;
+    /** Clicks held in memory while NATS is unreachable; beyond it the oldest are dropped (and counted). */
+    readonly clickBufferMax: number;
+    /** How often rotator click counts and destination health are re-read from MongoDB. */
+    readonly counterRefreshMs: number;
+    /** One request-log line per redirect (the click record already holds every redirect). */
+    readonly accessLog: boolean;
+  };
+  /** Click ingestion in the worker. */
+  readonly clicks: { readonly batchSize: number; readonly batchWaitMs: number; readonly healthCheckIntervalMs: number };
+  /** Custom domains: where `Domain` objects are created, and what customers point their DNS at. */
+  readonly domains: {
+    /** `off`: no cluster (connecting a domain answers 503 not_configured). */
+    readonly kube: 'off' | 'in-cluster' | 'kubeconfig';
+    readonly kubeconfig: string | null;
+    readonly namespace: string;
+    /** The hostname customers CNAME to (our ingress); null when only A records are offered. */
+    readonly cnameTarget: string | null;
+    /** IPv4 addresses for an apex domain's A records. */
+    readonly aTargets: readonly string[];
+    /** TXT record name prefix: `<prefix>.<hostname>` holds the verification token. */
+    readonly txtPrefix: string;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -223,7 +265,45 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       ackWaitMs: r.int('WEBHOOK_ACK_WAIT_MS', webhookTimeoutMs + 20_000, 1, 3_600_000),
     },
     mail: { smtpUrl, from: r.string('MAIL_FROM', 'Linkplane <no-reply@localhost>') },
+    redirect: {
+      cacheTtlMs: r.int('REDIRECT_CACHE_TTL_MS', 300_000, 0, 86_400_000),
+      negativeCacheTtlMs: r.int('REDIRECT_NEGATIVE_CACHE_TTL_MS', 5_000, 0, 600_000),
+      cacheMaxEntries: r.int('REDIRECT_CACHE_MAX_ENTRIES', 100_000, 1, 10_000_000),
+      geoip: { cityDb: r.optional('GEOIP_CITY_DB'), asnDb: r.optional('GEOIP_ASN_DB'), anonymousDb: r.optional('GEOIP_ANONYMOUS_DB') },
+      trustEdgeHeaders: r.boolean('TRUST_EDGE_HEADERS', false),
+      trustedProxyHops: r.int('TRUSTED_PROXY_HOPS', 0, 0, 10),
+      ipStorage: r.oneOf('IP_STORAGE', 'truncate', ['truncate', 'hash', 'none'] as const),
+      passwordCookieTtlSeconds: r.int('PASSWORD_COOKIE_TTL_S', 3_600, 60, 30 * 86_400),
+      passwordMaxAttempts: r.int('PASSWORD_MAX_ATTEMPTS', 5, 1, 1_000),
+      passwordAttemptWindowMs: r.int('PASSWORD_ATTEMPT_WINDOW_MS', 900_000, 1_000, 86_400_000),
+      clickBufferMax: r.int('CLICK_BUFFER_MAX', 100_000, 1, 10_000_000),
+      counterRefreshMs: r.int('COUNTER_REFRESH_MS', 2_000, 50, 600_000),
+      accessLog: r.boolean('REDIRECT_ACCESS_LOG', true),
+    },
+    clicks: {
+      batchSize: r.int('CLICK_BATCH_SIZE', 500, 1, 10_000),
+      batchWaitMs: r.int('CLICK_BATCH_WAIT_MS', 200, 1, 60_000),
+      healthCheckIntervalMs: r.int('ROTATOR_HEALTH_INTERVAL_MS', 60_000, 100, 86_400_000),
+    },
+    domains: {
+      kube: r.oneOf(
+        'DOMAINS_KUBE',
+        env.KUBECONFIG ? 'kubeconfig' : env.KUBERNETES_SERVICE_HOST ? 'in-cluster' : 'off',
+        ['off', 'in-cluster', 'kubeconfig'] as const,
+      ),
+      kubeconfig: r.optional('KUBECONFIG'),
+      namespace: r.string('DOMAIN_NAMESPACE', r.string('POD_NAMESPACE', 'linkplane')),
+      cnameTarget: r.optional('DOMAIN_CNAME_TARGET'),
+      aTargets: (r.optional('DOMAIN_A_TARGETS') ?? '').split(',').map((v) => v.trim()).filter((v) => v !== ''),
+      txtPrefix: r.string('DOMAIN_TXT_PREFIX', '_linkplane'),
+    },
   };
+  if (config.domains.cnameTarget === null && config.domains.aTargets.length === 0 && config.domains.kube !== 'off') {
+    r.problems.push('DOMAIN_CNAME_TARGET or DOMAIN_A_TARGETS: at least one is needed to tell customers where to point a domain');
+  }
+  for (const ip of config.domains.aTargets) {
+    if (!/^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(ip)) r.problems.push(`DOMAIN_A_TARGETS: not an IPv4 address: "${ip}"`);
+  }
   if (config.webhookDelivery.ackWaitMs < webhookTimeoutMs + 1000) {
     r.problems.push(`WEBHOOK_ACK_WAIT_MS: must be at least WEBHOOK_TIMEOUT_MS + 1000 (${webhookTimeoutMs + 1000}), got ${config.webhookDelivery.ackWaitMs}`);
   }
