@@ -4,7 +4,8 @@ import type { Principal } from '../keys/key.service.ts';
 import type { Capability } from '../workspace/plans.ts';
 import type { LabelStore } from './label.store.ts';
 import { DEFAULT_DOMAIN_ID, type DomainDirectory, type ResolvedDomain } from './domains.ts';
-import type { LinkCreate, Utm } from './link.schemas.ts';
+import type { LinkCreate, Rule, Utm } from './link.schemas.ts';
+import { isIpOrCidr } from '../redirect/ip-match.ts';
 
 type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
 
@@ -77,6 +78,7 @@ export async function checkReferences(
   const details: ErrorDetail[] = [];
   const domain = await deps.domains.resolve(workspaceId, content.domain_id);
   if (!domain) details.push({ path: 'domain_id', message: 'is not a domain of this workspace (or not active yet)' });
+  details.push(...ruleIpDetails(content.rules));
   if (content.folder_id) {
     if (!(await deps.folders.findById(workspaceId, content.folder_id))) details.push({ path: 'folder_id', message: 'no such folder' });
   }
@@ -91,6 +93,17 @@ export async function checkReferences(
   }
   if (details.length > 0 || !domain) throw new ValidationError(details);
   return domain;
+}
+
+/** Rule `match.ip` entries must be addresses or CIDR ranges (the schema bounds only their length). */
+export function ruleIpDetails(rules: readonly Rule[] | undefined, root = 'rules'): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  rules?.forEach((rule, i) =>
+    rule.match.ip?.forEach((entry, j) => {
+      if (!isIpOrCidr(entry)) details.push({ path: `${root}[${i}].match.ip[${j}]`, message: 'is not an IP address or CIDR range' });
+    }),
+  );
+  return details;
 }
 
 /** Rules get a stable id when the client gives none: clicks record which rule acted. */

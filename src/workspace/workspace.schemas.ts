@@ -1,7 +1,29 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CAPABILITIES } from './plans.ts';
+import { LinkSchema, RuleSchema } from '../links/link.schemas.ts';
 
 const Count = Type.Integer({ minimum: 0 });
+
+export const MAX_WORKSPACE_RULES = 20;
+export const DEFAULT_ATTRIBUTION_WINDOW_DAYS = 30;
+
+const RULES_DESCRIPTION =
+  "Evaluated on every link of the workspace before the link's own rules (unless the link sets `workspace_rules_off`), " +
+  'in order; the first enabled rule whose match holds acts. Rules without an `id` get one. Needs the plan capability ' +
+  '`rules`, and `ip_lists` for `match.ip_list_ids`.';
+const CONVERSION_TRACKING_DESCRIPTION = 'Appends a signed click id to every destination, for conversions to be attributed; turning it on needs the plan capability `conversions`';
+const ATTRIBUTION_WINDOW_DESCRIPTION = 'Conversions reporting a click id older than this are refused as `attribution_expired`';
+
+/** PATCH /workspace: the workspace's redirect settings; each field given replaces the stored one. */
+export const WorkspaceUpdateSchema = Type.Object(
+  {
+    rules: Type.Optional(Type.Array(RuleSchema, { maxItems: MAX_WORKSPACE_RULES, description: RULES_DESCRIPTION })),
+    conversion_tracking: Type.Optional(Type.Boolean({ description: CONVERSION_TRACKING_DESCRIPTION })),
+    attribution_window_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, description: ATTRIBUTION_WINDOW_DESCRIPTION })),
+  },
+  { additionalProperties: false, minProperties: 1, $id: 'WorkspaceUpdate' },
+);
+export type WorkspaceUpdate = Static<typeof WorkspaceUpdateSchema>;
 
 export const PlanLimitsSchema = Type.Object(
   {
@@ -41,6 +63,10 @@ export const WorkspaceProfileSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    // The link's rule array as answered (no defaults): one declaration for rules wherever they are shown.
+    rules: { ...LinkSchema.properties.rules, description: RULES_DESCRIPTION },
+    conversion_tracking: Type.Boolean({ description: CONVERSION_TRACKING_DESCRIPTION }),
+    attribution_window_days: Type.Integer({ minimum: 1, maximum: 90, description: `${ATTRIBUTION_WINDOW_DESCRIPTION} (default ${DEFAULT_ATTRIBUTION_WINDOW_DAYS})` }),
   },
   { additionalProperties: false, $id: 'WorkspaceProfile' },
 );

@@ -1,24 +1,50 @@
 import { newId } from '../platform/ids.ts';
-import { NotFoundError, ValidationError } from '../platform/errors.ts';
+import { NotFoundError, ValidationError, type ErrorDetail } from '../platform/errors.ts';
+import type { CacheBus } from '../platform/cache-bus.ts';
 import type { Principal } from '../keys/key.service.ts';
-import { effectivePlan, planById, PLAN_IDS } from './plans.ts';
-import type { WorkspaceDoc, WorkspaceStore } from './workspace.store.ts';
+import { requireCapabilities, ruleIpDetails, withRuleIds } from '../links/link.prepare.ts';
+import type { Rule } from '../links/link.schemas.ts';
+import type { IpListStore } from '../iplists/ip-list.store.ts';
+import type { DomainDirectory } from '../links/domains.ts';
+import { effectivePlan, planById, PLAN_IDS, type Capability } from './plans.ts';
+import type { WorkspaceDoc, WorkspaceSettingsChanges, WorkspaceStore } from './workspace.store.ts';
 import { periodOf, type UsageStore } from './usage.store.ts';
-import type { WorkspaceProfile } from './workspace.schemas.ts';
+import { DEFAULT_ATTRIBUTION_WINDOW_DAYS, type WorkspaceProfile, type WorkspaceUpdate } from './workspace.schemas.ts';
 import type { PartnerStore } from '../partner/partner.store.ts';
 import { ownerEmail } from '../platform/email.ts';
+
+type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
+
+export interface WorkspaceServiceDeps {
+  workspaces: WorkspaceStore;
+  partners: PartnerStore;
+  usage: UsageStore;
+  defaultRatePerMinute: number;
+  /** Checks `ip_list_ids` of workspace rules; tools that never change settings go without. */
+  ipLists?: IpListStore;
+  /** Refuses rule redirects to our own short domains (a loop for every link of the workspace). */
+  domains?: DomainDirectory;
+  /** Broadcasts settings changes to the redirect pods; null or absent in tools that run without NATS. */
+  bus?: CacheBus | null;
+}
 
 export class WorkspaceService {
   private readonly workspaces: WorkspaceStore;
   private readonly partners: PartnerStore;
   private readonly usage: UsageStore;
   private readonly defaultRatePerMinute: number;
+  private readonly ipLists: IpListStore | null;
+  private readonly domains: DomainDirectory | null;
+  private readonly bus: CacheBus | null;
 
-  constructor(deps: { workspaces: WorkspaceStore; partners: PartnerStore; usage: UsageStore; defaultRatePerMinute: number }) {
+  constructor(deps: WorkspaceServiceDeps) {
     this.workspaces = deps.workspaces;
     this.partners = deps.partners;
     this.usage = deps.usage;
     this.defaultRatePerMinute = deps.defaultRatePerMinute;
+    this.ipLists = deps.ipLists ?? null;
+    this.domains = deps.domains ?? null;
+    this.bus = deps.bus ?? null;
   }
 
   async create(input: { name: string; planId?: string; partnerId?: string | null; ownerEmail?: string | null }): Promise<WorkspaceDoc> {
@@ -43,8 +69,55 @@ export class WorkspaceService {
     return doc;
   }
 
-  async profile(principal: Extract<Principal, { kind: 'workspace' }>, now = new Date()): Promise<WorkspaceProfile> {
-    const ws = principal.workspace;
+  async profile(principal: WorkspacePrincipal, now = new Date()): Promise<WorkspaceProfile> {
+    return this.profileOf(principal.workspace, now);
+  }
+
+  /**
+   * Replaces the redirect settings given. Clearing rules (`[]`) or turning tracking off needs no capability, so a
+   * workspace that lost one in a downgrade can still tidy up.
+   */
+  async update(principal: WorkspacePrincipal, patch: WorkspaceUpdate): Promise<WorkspaceProfile> {
+    const workspaceId = principal.workspace._id;
+    requireCapabilities(principal, settingsCapabilities(patch));
+    const rules = patch.rules === undefined ? undefined : withRuleIds(patch.rules);
+    if (rules) await this.checkRules(workspaceId, rules);
+    const changes: WorkspaceSettingsChanges = {
+      ...(rules !== undefined ? { rules } : {}),
+      ...(patch.conversion_tracking !== undefined ? { conversion_tracking: patch.conversion_tracking } : {}),
+      ...(patch.attribution_window_days !== undefined ? { attribution_window_days: patch.attribution_window_days } : {}),
+      settings_updated_at: new Date(),
+    };
+    const updated = await this.workspaces.updateSettings(workspaceId, changes);
+    if (!updated) throw new NotFoundError('workspace');
+    // Redirect pods cache the settings and api pods the key's workspace: both drop their copy.
+    await this.bus?.publish({ kind: 'workspace', id: workspaceId });
+    return this.profileOf(updated);
+  }
+
+  /** As for a link's rules: IP entries parse, named IP lists exist in the workspace, redirects do not loop. */
+  private async checkRules(workspaceId: string, rules: readonly Rule[]): Promise<void> {
+    const details: ErrorDetail[] = ruleIpDetails(rules);
+    const named = [...new Set(rules.flatMap((r) => r.match.ip_list_ids ?? []))];
+    if (this.ipLists && named.length > 0) {
+      const found = await this.ipLists.existing(workspaceId, named);
+      rules.forEach((rule, i) =>
+        rule.match.ip_list_ids?.forEach((id, j) => {
+          if (!found.has(id)) details.push({ path: `rules[${i}].match.ip_list_ids[${j}]`, message: 'no such IP list' });
+        }),
+      );
+    }
+    if (this.domains) {
+      for (const [i, rule] of rules.entries()) {
+        if (rule.action.type === 'redirect' && (await this.domains.isShortDomain(rule.action.url))) {
+          details.push({ path: `rules[${i}].action.url`, message: 'points at a short-link domain (a redirect loop)' });
+        }
+      }
+    }
+    if (details.length > 0) throw new ValidationError(details);
+  }
+
+  private async profileOf(ws: WorkspaceDoc, now = new Date()): Promise<WorkspaceProfile> {
     const plan = effectivePlan(ws.plan_id, ws.limits_override);
     const period = periodOf(now);
     const [links, domains, trackedClicks] = await Promise.all([
@@ -71,6 +144,18 @@ export class WorkspaceService {
         period_start: period.start.toISOString(),
         period_end: period.end.toISOString(),
       },
+      rules: ws.rules ?? [],
+      conversion_tracking: ws.conversion_tracking ?? false,
+      attribution_window_days: ws.attribution_window_days ?? DEFAULT_ATTRIBUTION_WINDOW_DAYS,
     };
   }
+}
+
+/** Which plan capabilities a settings patch uses. */
+function settingsCapabilities(patch: WorkspaceUpdate): Capability[] {
+  const used: Capability[] = [];
+  if (patch.rules && patch.rules.length > 0) used.push('rules');
+  if (patch.rules?.some((r) => r.match.ip_list_ids !== undefined)) used.push('ip_lists');
+  if (patch.conversion_tracking === true) used.push('conversions');
+  return used;
 }

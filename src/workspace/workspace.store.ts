@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { PlanLimits } from './plans.ts';
+import type { Rule } from '../links/link.schemas.ts';
 
 export interface WorkspaceDoc {
   _id: string;
@@ -11,7 +12,14 @@ export interface WorkspaceDoc {
   /** Where notices to the owner go (a webhook endpoint turning failing); absent or null: none on file. */
   owner_email?: string | null;
   created_at: Date;
+  /** Redirect settings (PATCH /workspace): absent until first set, read with the defaults of workspace.schemas.ts. */
+  rules?: Rule[];
+  conversion_tracking?: boolean;
+  attribution_window_days?: number;
+  settings_updated_at?: Date;
 }
+
+export type WorkspaceSettingsChanges = Partial<Pick<WorkspaceDoc, 'rules' | 'conversion_tracking' | 'attribution_window_days' | 'settings_updated_at'>>;
 
 export class WorkspaceStore {
   readonly collection: Collection<WorkspaceDoc>;
@@ -29,6 +37,10 @@ export class WorkspaceStore {
 
   findById(id: string): Promise<WorkspaceDoc | null> {
     return this.collection.findOne({ _id: id });
+  }
+
+  updateSettings(id: string, changes: WorkspaceSettingsChanges): Promise<WorkspaceDoc | null> {
+    return this.collection.findOneAndUpdate({ _id: id }, { $set: changes }, { returnDocument: 'after' });
   }
 
   async isEmpty(): Promise<boolean> {

@@ -347,8 +347,9 @@ function ruleRows(): Bound[] {
     b(`${M}.asn[0]`, 64512, 64512.5),
     b(`${M}.ip`, items(1000, '10.0.0.0/8'), items(1001, '10.0.0.0/8')),
     b(`${M}.ip`, ['::1'], []),
-    b(`${M}.ip[0]`, chars(2, '1'), chars(1, '1')),
-    b(`${M}.ip[0]`, chars(49, '1'), chars(50, '1')),
+    // The length bounds, at values that are also valid addresses (entries must parse as an IP or CIDR too).
+    b(`${M}.ip[0]`, '::', chars(1, '1')),
+    b(`${M}.ip[0]`, 'ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255/128', chars(50, '1')),
     b(`${M}.user_agent`, chars(1), ''),
     b(`${M}.user_agent`, chars(200), chars(201)),
     b(`${M}.referer`, chars(1), ''),
