@@ -1,0 +1,117 @@
+// Rotator destinations of links with `auto_disable_unhealthy` are probed periodically by the worker; the verdicts
+// land in `rotator_health`, which the redirect's RotatorCounters snapshot reads. One replica probes at a time
+// (lease), so three failures mean three probes, not three replicas probing once.
+import type { Collection } from 'mongodb';
+import type { Lease } from '../events/lease.ts';
+import type { LinkDoc } from '../links/link.store.ts';
+import type { Logger } from '../platform/logger.ts';
+import { assertPublicTarget, type ResolvedAddress } from '../webhooks/ssrf.ts';
+import type { RotatorHealthStore } from './rotator-health.store.ts';
+
+export interface DestinationHealthCheckerOptions {
+  links: Collection<LinkDoc>;
+  health: RotatorHealthStore;
+  /** config.clicks.healthCheckIntervalMs */
+  intervalMs: number;
+  /** Per probe request. */
+  timeoutMs?: number;
+  /** Destinations on private addresses are probed only when allowed (development; SSRF otherwise). */
+  allowPrivate: boolean;
+  lookup?: (hostname: string) => Promise<ResolvedAddress[]>;
+  /** When given, only the replica holding it probes. */
+  lease?: Lease;
+  logger: Logger;
+  concurrency?: number;
+}
+
+interface Target {
+  linkId: string;
+  destinationId: string;
+  url: string;
+}
+
+export class DestinationHealthChecker {
+  private readonly o: DestinationHealthCheckerOptions;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+
+  constructor(options: DestinationHealthCheckerOptions) {
+    this.o = options;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.tick(), this.o.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+    await this.o.lease?.release().catch(() => undefined);
+  }
+
+  /** Probes every destination once (a round in progress is joined rather than doubled). */
+  runOnce(now = new Date()): Promise<void> {
+    this.running ??= this.round(now).finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      if (this.o.lease && !(await this.o.lease.acquire())) return;
+      await this.runOnce();
+    } catch (error) {
+      this.o.logger.warn({ err: error }, 'rotator health round failed');
+    }
+  }
+
+  private async round(now: Date): Promise<void> {
+    const links = await this.o.links
+      .find({ 'rotator.enabled': true, 'rotator.auto_disable_unhealthy': true, archived: { $ne: true } }, { projection: { _id: 1, rotator: 1 } })
+      .toArray();
+    const targets: Target[] = [];
+    for (const link of links) {
+      for (const d of link.rotator?.destinations ?? []) {
+        if (d.active !== false) targets.push({ linkId: link._id, destinationId: d.id, url: d.url });
+      }
+    }
+    let next = 0;
+    const worker = async () => {
+      while (next < targets.length) {
+        const target = targets[next++]!;
+        const ok = await this.probe(target.url);
+        if (ok === null) continue;
+        const healthy = await this.o.health.record(target.linkId, target.destinationId, target.url, ok, now);
+        if (!ok) this.o.logger.debug({ link_id: target.linkId, destination_id: target.destinationId, healthy }, 'rotator destination probe failed');
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.o.concurrency ?? 8, targets.length) }, worker));
+  }
+
+  /** True: answered below 500. False: 5xx, network error or timeout. Null: not probed (refused target). */
+  private async probe(url: string): Promise<boolean | null> {
+    try {
+      await assertPublicTarget(url, { allowPrivate: this.o.allowPrivate, ...(this.o.lookup ? { lookup: this.o.lookup } : {}) });
+    } catch {
+      return null;
+    }
+    const head = await this.request(url, 'HEAD');
+    if (head === 'ok') return true;
+    if (head === 'timeout') return false;
+    // Some servers mishandle HEAD (405, 501, even 500): the GET answer is the verdict.
+    return (await this.request(url, 'GET')) === 'ok';
+  }
+
+  private async request(url: string, method: 'HEAD' | 'GET'): Promise<'ok' | 'failed' | 'timeout'> {
+    const signal = AbortSignal.timeout(this.o.timeoutMs ?? 5000);
+    try {
+      const res = await fetch(url, { method, redirect: 'manual', signal, headers: { 'user-agent': 'Linkplane-HealthCheck/1' } });
+      await res.body?.cancel().catch(() => undefined);
+      return res.status < 500 ? 'ok' : 'failed';
+    } catch {
+      return signal.aborted ? 'timeout' : 'failed';
+    }
+  }
+}

@@ -1,0 +1,193 @@
+// The worker's click ingestion: a durable pull consumer on CLICKS whose messages are gathered into batches (up to
+// batchSize, or whatever arrived within batchWaitMs of the first), written with one bulk insert, counted, then
+// acknowledged together. A MongoDB failure naks the batch; the click ids make the redelivery harmless.
+import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Logger } from '../platform/logger.ts';
+import type { Nats } from '../platform/nats.ts';
+import { ensureDurable } from '../webhooks/pull-runner.ts';
+import type { ClickRecord } from './click-record.ts';
+import type { ClickStore } from './click.store.ts';
+
+export const CLICK_INGEST_DURABLE = 'click-ingest';
+
+/** Receives the clicks of a batch that were counted now (duplicates already counted excluded). */
+export type BatchHook = (counted: readonly ClickRecord[]) => Promise<void>;
+
+export interface ClickIngestorOptions {
+  nats: Nats;
+  store: ClickStore;
+  logger: Logger;
+  registry: Registry;
+  /** config.clicks.batchSize */
+  batchSize: number;
+  /** config.clicks.batchWaitMs */
+  batchWaitMs: number;
+  /** Redelivery delay after a failed batch. */
+  retryDelayMs?: number;
+  ackWaitMs?: number;
+  /**
+   * Further counts kept with the click counters (monthly usage): run after the counters and before the clicks are
+   * marked counted, so a failure naks the batch and the redelivery counts it again.
+   */
+  counting?: BatchHook[];
+  /** Figures derived from the counters (A/B weights): run after the batch is settled; a failure is only logged. */
+  derived?: BatchHook[];
+}
+
+export class ClickIngestor {
+  readonly stream: string;
+  private readonly o: ClickIngestorOptions;
+  private readonly ingested: Counter;
+  private readonly failures: Counter;
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private messages: ConsumerMessages | null = null;
+  private pending: JsMsg[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(options: ClickIngestorOptions) {
+    this.o = options;
+    this.stream = options.nats.subjects.stream('CLICKS');
+    const registers = [options.registry];
+    this.ingested = new Counter({ name: 'linkplane_clicks_ingested_total', help: 'Clicks written to MongoDB (duplicates excluded)', registers });
+    this.failures = new Counter({ name: 'linkplane_click_ingest_failures_total', help: 'Click batches that failed and were handed back for redelivery', registers });
+    const { nats, logger } = options;
+    const stream = this.stream;
+    new Gauge({
+      name: 'linkplane_click_consumer_pending',
+      help: 'Clicks on the CLICKS stream not yet delivered to the ingestion (JetStream num_pending), read at scrape time',
+      registers,
+      async collect() {
+        try {
+          this.set((await nats.jsm.consumers.info(stream, CLICK_INGEST_DURABLE)).num_pending);
+        } catch (error) {
+          logger.debug({ err: error }, 'click consumer info unavailable');
+        }
+      },
+    });
+  }
+
+  /** Creates the durable consumer (idempotent) and starts consuming. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    await ensureDurable(this.o.nats, {
+      stream: this.stream,
+      durable: CLICK_INGEST_DURABLE,
+      filterSubject: this.o.nats.subjects.click('>'),
+      ackWaitMs: this.o.ackWaitMs ?? 60_000,
+      maxDeliver: -1,
+      deliverPolicy: DeliverPolicy.All,
+    });
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Stops consuming, then writes and acknowledges the clicks in hand. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.messages?.stop();
+    await this.loop;
+    await this.flush();
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (this.running) {
+      try {
+        const consumer = await this.o.nats.js.consumers.get(this.stream, CLICK_INGEST_DURABLE);
+        const messages = await consumer.consume({ max_messages: this.o.batchSize * 2 });
+        this.messages = messages;
+        if (!this.running) messages.stop();
+        for await (const msg of messages) {
+          failures = 0;
+          this.pending.push(msg);
+          // Waiting here for a full batch to be written is the back-pressure: at most two batches are in hand.
+          if (this.pending.length >= this.o.batchSize) await this.flush();
+          else this.timer ??= setTimeout(() => void this.flush(), this.o.batchWaitMs);
+        }
+        this.messages = null;
+        // The consumer ended without an error (deleted, or the server went away): look it up again shortly.
+        if (this.running) await new Promise((r) => setTimeout(r, 250));
+      } catch (error) {
+        this.messages = null;
+        if (!this.running) break;
+        failures++;
+        if (failures === 1) this.o.logger.warn({ err: error, consumer: CLICK_INGEST_DURABLE }, 'click consumer failed; retrying');
+        await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** Math.min(failures, 5), 5000)));
+      }
+    }
+  }
+
+  private flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length > 0) {
+      this.chain = this.chain
+        .then(() => this.process(batch))
+        .catch((error: unknown) => this.o.logger.error({ err: error }, 'click batch handling failed; unacknowledged clicks are redelivered'));
+    }
+    return this.chain;
+  }
+
+  private async process(batch: JsMsg[]): Promise<void> {
+    const records: ClickRecord[] = [];
+    const messages: JsMsg[] = [];
+    for (const msg of batch) {
+      const parsed = parse(msg);
+      if (parsed) {
+        records.push(...parsed);
+        messages.push(msg);
+      } else {
+        this.o.logger.error({ seq: msg.seq, subject: msg.subject }, 'malformed click message dropped');
+        msg.term();
+      }
+    }
+    const counted: ClickRecord[] = [];
+    try {
+      // A message may carry many clicks (the publisher batches them): each bulk write holds at most batchSize.
+      for (let i = 0; i < records.length; i += this.o.batchSize) {
+        const chunk = await this.o.store.insert(records.slice(i, i + this.o.batchSize));
+        await this.o.store.count(chunk);
+        for (const hook of this.o.counting ?? []) await hook(chunk);
+        await this.o.store.markCounted(chunk);
+        counted.push(...chunk);
+      }
+    } catch (error) {
+      this.failures.inc();
+      this.o.logger.error({ err: error, clicks: messages.length }, 'click batch not ingested; it will be redelivered');
+      for (const msg of messages) msg.nak(this.o.retryDelayMs ?? 1000);
+      return;
+    }
+    this.ingested.inc(counted.length);
+    for (const msg of messages) msg.ack();
+    for (const hook of this.o.derived ?? []) {
+      try {
+        await hook(counted);
+      } catch (error) {
+        this.o.logger.warn({ err: error }, 'click batch follow-up failed; the next batch retries it');
+      }
+    }
+  }
+}
+
+/** A message holds one click, or the clicks of one workspace the publisher sent together (a JSON array). */
+function parse(msg: JsMsg): ClickRecord[] | null {
+  let body: unknown;
+  try {
+    body = msg.json<unknown>();
+  } catch {
+    return null;
+  }
+  const records = Array.isArray(body) ? (body as unknown[]) : [body];
+  return records.length > 0 && records.every(isClickRecord) ? records : null;
+}
+
+function isClickRecord(value: unknown): value is ClickRecord {
+  const record = value as Partial<ClickRecord> | null;
+  if (typeof record?.id !== 'string' || typeof record.workspace_id !== 'string' || typeof record.link_id !== 'string') return false;
+  return typeof record.ts === 'string' && !Number.isNaN(Date.parse(record.ts)) && typeof record.decision === 'object' && record.decision !== null;
+}

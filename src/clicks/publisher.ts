@@ -1,0 +1,305 @@
+// The redirect answers first and records the click afterwards (DESIGN: the redirect never waits to record a click).
+// `record` only appends to an in-memory queue; a pump scheduled once per event-loop turn serialises and publishes
+// the queued clicks to JetStream, several in flight, and keeps every click until its ack. While NATS is away the
+// queue holds up to `bufferMax` clicks; beyond that the oldest waiting ones are dropped and counted.
+import { createInbox, headers } from '@nats-io/transport-node';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Logger } from '../platform/logger.ts';
+import type { Nats } from '../platform/nats.ts';
+import type { ClickRecord } from './click-record.ts';
+
+export interface ClickPublisherOptions {
+  nats: Nats;
+  logger: Logger;
+  registry: Registry;
+  /** config.redirect.clickBufferMax: clicks held (waiting or in flight) before the oldest are dropped. */
+  bufferMax: number;
+  /** Messages awaiting their ack at once. */
+  maxInFlight?: number;
+  /** Clicks per message at most (clicks of one workspace queued together travel as one JSON array). */
+  maxBatch?: number;
+  /** How long one publish waits for its ack before the click goes back to the queue. */
+  ackTimeoutMs?: number;
+}
+
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 2000;
+
+/** A FIFO with O(1) push, shift and unshift-after-shift: an array and a moving head, compacted now and then. */
+class Queue<T> {
+  private items: (T | undefined)[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head++] = undefined;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  /** Puts an item back at the front (a failed publish is older than anything queued after it). */
+  unshift(item: T): void {
+    if (this.head > 0) this.items[--this.head] = item;
+    else this.items.unshift(item);
+  }
+}
+
+export class ClickPublisher {
+  private readonly o: ClickPublisherOptions;
+  private readonly maxInFlight: number;
+  private readonly ackTimeoutMs: number;
+  private readonly queue = new Queue<ClickRecord>();
+  private readonly maxBatch: number;
+  /** Clicks in messages awaiting their ack. */
+  private inFlight = 0;
+  private messagesInFlight = 0;
+  private scheduled = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryMs = RETRY_MIN_MS;
+  private failing = false;
+  private closed = false;
+  private readonly idleWaiters = new Set<() => void>();
+  /** Publishes awaiting their ack, by sequence, in send order. */
+  private readonly awaiting = new Map<number, { clicks: ClickRecord[]; deadline: number }>();
+  private seq = 0;
+  private replyPrefix: string | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private readonly failures: Counter;
+  private readonly dropped: Counter;
+  private readonly published: Counter;
+
+  constructor(options: ClickPublisherOptions) {
+    this.o = options;
+    this.maxInFlight = options.maxInFlight ?? 64;
+    this.maxBatch = options.maxBatch ?? 256;
+    this.ackTimeoutMs = options.ackTimeoutMs ?? 2000;
+    const registers = [options.registry];
+    this.failures = new Counter({ name: 'linkplane_click_publish_failures_total', help: 'Click publishes to JetStream that failed (the click is retried)', registers });
+    this.dropped = new Counter({ name: 'linkplane_clicks_dropped_total', help: 'Clicks dropped because the buffer was full while NATS was unreachable', registers });
+    this.published = new Counter({ name: 'linkplane_clicks_published_total', help: 'Clicks acknowledged by JetStream', registers });
+    const depth = () => this.depth();
+    new Gauge({
+      name: 'linkplane_click_buffer_depth',
+      help: 'Clicks held in memory: waiting to be published or awaiting their ack',
+      registers,
+      collect() {
+        this.set(depth());
+      },
+    });
+  }
+
+  /** Queues a click: synchronous, never throws, never waits. */
+  record(click: ClickRecord): void {
+    if (this.closed) {
+      this.dropped.inc();
+      return;
+    }
+    if (this.depth() >= this.o.bufferMax) {
+      this.dropped.inc();
+      // The oldest waiting click makes room; when every held click is in flight, the new one is the one dropped.
+      if (this.queue.length === 0) return;
+      this.queue.shift();
+    }
+    this.queue.push(click);
+    this.schedule();
+  }
+
+  /** Clicks held: waiting plus in flight. */
+  depth(): number {
+    return this.queue.length + this.inFlight;
+  }
+
+  /**
+   * Graceful shutdown: publishes what is held, waiting at most `timeoutMs`; later `record` calls are dropped.
+   * Resolves with the number of clicks that could not be published in time.
+   */
+  async flush(timeoutMs: number): Promise<number> {
+    this.closed = true;
+    if (this.depth() > 0) {
+      this.pump();
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.idleWaiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        this.idleWaiters.add(done);
+      });
+    }
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
+    return this.depth();
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.retryTimer) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    // A closed connection (after shutdown) never comes back: what is left stays counted in depth().
+    if (this.retryTimer || this.o.nats.nc.isClosed()) return;
+    if (!this.o.nats.isConnected()) {
+      if (this.queue.length > 0) this.retryLater();
+      return;
+    }
+    // A failed send arms the retry timer: stop there rather than spin on the clicks it put back.
+    while (this.retryTimer === null && this.messagesInFlight < this.maxInFlight && this.queue.length > 0) {
+      // The clicks queued now, grouped by workspace (the subject), one message per group: at thousands of clicks
+      // a second, a message per click would cost more than the redirects themselves.
+      const groups = new Map<string, ClickRecord[]>();
+      for (let n = 0; n < this.maxBatch && this.queue.length > 0; n++) {
+        const click = this.queue.shift()!;
+        const group = groups.get(click.workspace_id);
+        if (group) group.push(click);
+        else groups.set(click.workspace_id, [click]);
+      }
+      for (const group of groups.values()) this.send(group);
+    }
+  }
+
+  private send(clicks: ClickRecord[]): void {
+    this.inFlight += clicks.length;
+    this.messagesInFlight++;
+    const seq = ++this.seq;
+    this.awaiting.set(seq, { clicks, deadline: Date.now() + this.ackTimeoutMs });
+    const first = clicks[0]!;
+    try {
+      const h = headers();
+      // The stream drops a second message with the same id (a retry of the same batch after a lost ack) within its
+      // duplicate window; a batch re-formed differently is de-duplicated by click id when ingested.
+      h.set('Nats-Msg-Id', clicks.length === 1 ? first.id : `${first.id}+${clicks.length}`);
+      this.o.nats.nc.publish(this.o.nats.subjects.click(first.workspace_id), JSON.stringify(clicks.length === 1 ? first : clicks), {
+        reply: `${this.inbox()}.${seq}`,
+        headers: h,
+      });
+    } catch (error) {
+      if (this.o.nats.nc.isClosed()) {
+        this.settle(seq, error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      // Refused before reaching the wire (a subject NATS does not accept): no retry can succeed, and retrying it
+      // at the head of the queue would hold back every click behind it.
+      this.awaiting.delete(seq);
+      this.inFlight -= clicks.length;
+      this.messagesInFlight--;
+      this.dropped.inc(clicks.length);
+      this.o.logger.error({ err: error, click_id: first.id, workspace_id: first.workspace_id }, 'clicks cannot be published; dropped');
+      this.settled();
+      return;
+    }
+    if (this.sweepTimer === null) {
+      this.sweepTimer = setInterval(() => this.sweep(), Math.max(50, Math.min(500, this.ackTimeoutMs / 4)));
+      this.sweepTimer.unref();
+    }
+  }
+
+  /**
+   * The subject JetStream answers on: one subscription for every publish, instead of a request (with its own
+   * timer, inbox and promise) per click. nats.js re-subscribes it after a reconnect.
+   */
+  private inbox(): string {
+    if (this.replyPrefix === null) {
+      this.replyPrefix = createInbox();
+      this.o.nats.nc.subscribe(`${this.replyPrefix}.*`, {
+        callback: (error, msg) => {
+          if (error) return;
+          const seq = Number(msg.subject.slice(this.replyPrefix!.length + 1));
+          this.settle(seq, ackError(msg.data, msg.headers?.code));
+        },
+      });
+    }
+    return this.replyPrefix;
+  }
+
+  /** Publishes whose ack has not come within ackTimeoutMs fail (and are retried); the map is in send order. */
+  private sweep(): void {
+    const now = Date.now();
+    for (const [seq, entry] of this.awaiting) {
+      if (entry.deadline > now) break;
+      this.settle(seq, new Error(`no JetStream ack within ${this.ackTimeoutMs} ms`));
+    }
+    if (this.awaiting.size === 0 && this.sweepTimer) {
+      clearInterval(this.sweepTimer);
+      this.sweepTimer = null;
+    }
+  }
+
+  private settle(seq: number, error: Error | null): void {
+    const entry = this.awaiting.get(seq);
+    if (!entry) return;
+    this.awaiting.delete(seq);
+    this.inFlight -= entry.clicks.length;
+    this.messagesInFlight--;
+    if (error === null) {
+      this.published.inc(entry.clicks.length);
+      if (this.failing) this.o.logger.info('click publishing recovered');
+      this.failing = false;
+      this.retryMs = RETRY_MIN_MS;
+    } else {
+      this.failures.inc();
+      if (!this.failing) this.o.logger.warn({ err: error }, 'click publish failed; clicks are buffered and retried');
+      this.failing = true;
+      // Back to the front, in order, unless the buffer filled meanwhile: then the oldest of them are dropped.
+      for (let i = entry.clicks.length - 1; i >= 0; i--) {
+        if (this.depth() < this.o.bufferMax) this.queue.unshift(entry.clicks[i]!);
+        else this.dropped.inc();
+      }
+      this.retryLater();
+    }
+    this.settled();
+  }
+
+  private settled(): void {
+    if (this.depth() === 0) {
+      for (const done of [...this.idleWaiters]) done();
+      return;
+    }
+    if (this.queue.length > 0) this.schedule();
+  }
+
+  private retryLater(): void {
+    if (this.retryTimer) return;
+    const delay = this.retryMs;
+    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.pump();
+    }, delay);
+    this.retryTimer.unref();
+  }
+}
+
+const decoder = new TextDecoder();
+
+/** Null for a PubAck; an error for a JetStream error answer or a status (503: no stream listens on the subject). */
+function ackError(data: Uint8Array, status: number | undefined): Error | null {
+  if (data.length === 0) return new Error(status === 503 ? 'no stream for the click subject (no responders)' : `JetStream answered status ${status ?? 'unknown'}`);
+  let ack: { stream?: unknown; error?: { description?: string } };
+  try {
+    ack = JSON.parse(decoder.decode(data)) as typeof ack;
+  } catch {
+    return new Error('unreadable JetStream ack');
+  }
+  if (ack.error) return new Error(`JetStream refused the click: ${ack.error.description ?? 'unknown error'}`);
+  return typeof ack.stream === 'string' ? null : new Error('unexpected JetStream ack');
+}

@@ -1,0 +1,104 @@
+import { expect } from 'chai';
+import { MongoClient, type Db } from 'mongodb';
+import { pino } from 'pino';
+import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
+import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import { ClickStore, type DestinationCount } from '../../src/clicks/click.store.ts';
+import { RotatorCounters } from '../../src/clicks/counters.ts';
+import { RotatorHealthStore } from '../../src/clicks/rotator-health.store.ts';
+
+const logger = pino({ level: 'silent' });
+
+/** Only what the counters read of a click: link, destination, time. */
+function aRotatorClick(linkId: string, destinationId: string, ts: string): ClickRecord {
+  return {
+    id: `clk_${linkId}_${destinationId}_${ts}_${Math.random()}`,
+    ts,
+    workspace_id: 'ws_c',
+    link_id: linkId,
+    decision: { step: 'rotator', ruleId: null, workspaceRule: false, targetingIndex: null, variantIndex: null, destinationId, rotatorFallback: false },
+  } as ClickRecord;
+}
+
+/** A store whose reads can be made to fail, as when MongoDB is unreachable. */
+class FlakyClickStore extends ClickStore {
+  failing = false;
+  override destinationCounts(linkIds: readonly string[], today: string): Promise<Map<string, Map<string, DestinationCount>>> {
+    if (this.failing) return Promise.reject(new Error('MongoDB unreachable'));
+    return super.destinationCounts(linkIds, today);
+  }
+}
+
+describe('rotator counters snapshot (MongoDB protocol, controlled clock)', () => {
+  let mongo: TestMongo;
+  let client: MongoClient;
+  let db: Db;
+  let clock: number;
+
+  before(async () => {
+    mongo = await startTestMongo();
+    client = new MongoClient(mongo.uri);
+    await client.connect();
+    db = client.db(mongo.dbName);
+  });
+
+  after(async () => {
+    await client.close();
+    await mongo.stop();
+  });
+
+  function counters(store: ClickStore): RotatorCounters {
+    return new RotatorCounters({ clicks: store, health: new RotatorHealthStore(db), refreshMs: 60_000, logger, forgetAfterMs: 60_000, now: () => clock });
+  }
+
+  it('resets today at UTC midnight while the total carries on, for stored and local clicks alike', async () => {
+    const store = new ClickStore(db);
+    await store.count([aRotatorClick('lnk_day', 'a', '2026-03-01T10:00:00.000Z'), aRotatorClick('lnk_day', 'a', '2026-03-01T23:00:00.000Z')]);
+    clock = Date.parse('2026-03-01T23:59:00.000Z');
+    const c = counters(store);
+    c.watch('lnk_day');
+    await c.refresh();
+    c.add('lnk_day', 'a');
+    expect(c.counts('lnk_day', 'a')).to.deep.equal({ total: 3, today: 3 });
+
+    clock = Date.parse('2026-03-02T00:00:01.000Z');
+    expect(c.counts('lnk_day', 'a'), 'a new day before any refresh').to.deep.equal({ total: 3, today: 0 });
+    c.add('lnk_day', 'a');
+    expect(c.counts('lnk_day', 'a')).to.deep.equal({ total: 4, today: 1 });
+  });
+
+  it('keeps the last snapshot and every local click while MongoDB cannot be read, and drops them once it can', async () => {
+    const store = new FlakyClickStore(db);
+    const day = '2026-04-01';
+    await store.count([aRotatorClick('lnk_flaky', 'a', `${day}T08:00:00.000Z`)]);
+    clock = Date.parse(`${day}T09:00:00.000Z`);
+    const c = counters(store);
+    c.watch('lnk_flaky');
+    await c.refresh();
+    c.add('lnk_flaky', 'a');
+
+    store.failing = true;
+    await c.refresh();
+    c.add('lnk_flaky', 'a');
+    expect(c.counts('lnk_flaky', 'a'), 'snapshot 1 + two local clicks').to.deep.equal({ total: 3, today: 3 });
+
+    // Both local clicks were ingested meanwhile: the next good snapshot has them.
+    await store.count([aRotatorClick('lnk_flaky', 'a', `${day}T09:00:00.000Z`), aRotatorClick('lnk_flaky', 'a', `${day}T09:00:00.000Z`)]);
+    store.failing = false;
+    await c.refresh();
+    expect(c.counts('lnk_flaky', 'a')).to.deep.equal({ total: 3, today: 3 });
+  });
+
+  it('stops reading a link nobody asked for within forgetAfterMs', async () => {
+    const store = new ClickStore(db);
+    await store.count([aRotatorClick('lnk_old', 'a', '2026-05-01T08:00:00.000Z')]);
+    clock = Date.parse('2026-05-01T09:00:00.000Z');
+    const c = counters(store);
+    c.watch('lnk_old');
+    await c.refresh();
+    expect(c.counts('lnk_old', 'a').total).to.equal(1);
+    clock += 61_000;
+    await c.refresh();
+    expect(c.counts('lnk_old', 'a').total, 'not in the new snapshot').to.equal(0);
+  });
+});
