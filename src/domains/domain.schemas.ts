@@ -1,0 +1,83 @@
+// The Domains API contract (spec 4.2 GET/POST /domains, states of part 3, events of part 6): request and response
+// schemas, validated by the router and published in the OpenAPI document from this one declaration.
+import { Type, type Static } from '@sinclair/typebox';
+
+const closed = { additionalProperties: false } as const;
+const Nullable = <T>(schema: Record<string, unknown>, description: string) =>
+  Type.Unsafe<T | null>({ ...schema, type: [schema.type as string, 'null'], description });
+
+/** The stored names of a domain's states, in the order a domain normally passes through them. */
+export const DOMAIN_STATUSES = ['pending_verification', 'pending_ssl', 'active', 'error'] as const;
+export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
+
+export const DOMAIN_STATUS_DESCRIPTION =
+  'The state of the domain. `pending_verification`: connected, waiting for the DNS records below to be set and seen ' +
+  '(checked with backoff). `pending_ssl`: DNS verified, the TLS certificate is being issued (event `domain.pending_ssl`). ' +
+  '`active`: the domain serves its links (event `domain.activated`). `error`: provisioning failed; `error` says why ' +
+  '(event `domain.error`); fixing the cause (for example a CAA record) brings the domain back to `active`. ' +
+  'The default short domain is always `active`.';
+
+export const HostnameField = Type.String({
+  minLength: 1,
+  maxLength: 300,
+  description:
+    'The hostname to connect, e.g. `links.acme.com` or `acme.link`. Trimmed, lower-cased, one trailing dot removed and ' +
+    'internationalised names converted to punycode (`bücher.example` becomes `xn--bcher-kva.example`); at most 253 ' +
+    'characters after that. It must be a registrable domain or a subdomain of one (not a public suffix such as `com` ' +
+    'or `co.uk`), not an IP address, not a local name (`localhost`, `.local`, `.internal`), and not one of our own ' +
+    'hosts (the default short domain, the API host, or their subdomains). A hostname connected by any workspace, ' +
+    'this one included, answers 409 `conflict` until it is deleted there.',
+});
+
+export const DomainCreateSchema = Type.Object({ hostname: HostnameField }, { ...closed, $id: 'DomainCreate' });
+export type DomainCreate = Static<typeof DomainCreateSchema>;
+
+export const DnsRecordSchema = Type.Object(
+  {
+    type: Type.Unsafe<'TXT' | 'CNAME' | 'A'>({ type: 'string', enum: ['TXT', 'CNAME', 'A'] }),
+    name: Type.String({ description: 'The fully qualified record name' }),
+    value: Type.String({ description: 'The record value: the verification text, the CNAME target or an IPv4 address' }),
+    note: Type.Optional(Type.String({ description: 'Guidance for this record, e.g. CNAME flattening at the apex' })),
+  },
+  { ...closed, $id: 'DnsRecord' },
+);
+export type DnsRecord = Static<typeof DnsRecordSchema>;
+
+export const DomainErrorSchema = Type.Object(
+  {
+    reason: Type.String({ description: 'A stable, PascalCase reason (from the certificate issuer or the DNS check)' }),
+    message: Type.String({ description: 'For humans: what failed and what to fix' }),
+  },
+  closed,
+);
+
+export const DomainSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Prefix `dom_`; `dom_default` is the platform short domain' }),
+    hostname: Type.String({ description: 'Punycode, lower case' }),
+    status: Type.Unsafe<DomainStatus>({ type: 'string', enum: [...DOMAIN_STATUSES], description: DOMAIN_STATUS_DESCRIPTION }),
+    default: Type.Boolean({ description: 'True only for the platform short domain, which every workspace can use and nobody can delete' }),
+    records: Type.Array(DnsRecordSchema, {
+      description:
+        'The DNS records to set at the DNS provider: a TXT record proving ownership, then a CNAME to our ingress for a ' +
+        'subdomain, or A records for an apex domain (which cannot hold a CNAME). Empty for the default domain.',
+    }),
+    error: Type.Unsafe<{ reason: string; message: string } | null>({
+      anyOf: [DomainErrorSchema, { type: 'null' }],
+      description: 'Why provisioning failed, while `status` is `error`; null otherwise',
+    }),
+    created_at: Nullable<string>({ type: 'string', format: 'date-time' }, 'When it was connected; null for the default domain'),
+    activated_at: Nullable<string>({ type: 'string', format: 'date-time' }, 'When it last became active; null if it never did (and for the default domain)'),
+  },
+  { ...closed, $id: 'Domain' },
+);
+export type Domain = Static<typeof DomainSchema>;
+
+export const DomainListSchema = Type.Object(
+  {
+    data: Type.Array(DomainSchema, { description: 'The default short domain first, then custom domains, oldest first' }),
+    pagination: Type.Object({ next_cursor: Type.Null(), has_more: Type.Literal(false) }, { ...closed, description: 'Always a single page' }),
+  },
+  { ...closed, $id: 'DomainList' },
+);
+export type DomainList = Static<typeof DomainListSchema>;

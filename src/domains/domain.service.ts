@@ -1,0 +1,197 @@
+import { newId, randomBase62 } from '../platform/ids.ts';
+import {
+  ConflictError,
+  DuplicateKeyError,
+  InvalidRequestError,
+  NotConfiguredError,
+  NotFoundError,
+  PlanRestrictedError,
+  QuotaExceededError,
+} from '../platform/errors.ts';
+import type { CacheBus } from '../platform/cache-bus.ts';
+import type { Principal } from '../keys/key.service.ts';
+import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
+import { normaliseHostname, type ConnectableHostname, type HostnamePolicy } from './hostname.ts';
+import { DomainObjectExistsError, type KubeDomains } from './kube-domains.ts';
+import type { DomainDoc, DomainStore } from './domain.store.ts';
+import type { DnsRecord, Domain, DomainCreate, DomainList } from './domain.schemas.ts';
+
+type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
+
+/** What customers point their DNS at (config.domains). */
+export interface RecordTargets {
+  cnameTarget: string | null;
+  aTargets: readonly string[];
+  txtPrefix: string;
+}
+
+export interface DomainServiceDeps {
+  domains: DomainStore;
+  /** Null without a cluster: domains can be listed, not connected. */
+  kube: KubeDomains | null;
+  /** Null in tools that run without NATS; the api always has it. */
+  bus: CacheBus | null;
+  /** The default short domain's hostname (shown first in the list). */
+  defaultHostname: string;
+  policy: HostnamePolicy;
+  targets: RecordTargets;
+  now?: () => Date;
+}
+
+export class HostnameTakenError extends ConflictError {
+  readonly hostname: string;
+  constructor(hostname: string, cause?: unknown) {
+    super(`The hostname "${hostname}" is already connected to a workspace; delete it there first.`, { cause });
+    this.hostname = hostname;
+  }
+}
+
+export class DefaultDomainUndeletableError extends InvalidRequestError {
+  constructor() {
+    super('The default short domain cannot be deleted.');
+  }
+}
+
+const VERIFICATION_TOKEN_LENGTH = 32;
+const CUSTOM_DOMAINS = 'custom_domains';
+
+/** The DNS records that prove ownership of `name` and route it to us. */
+export function dnsRecords(name: ConnectableHostname, token: string, targets: RecordTargets): DnsRecord[] {
+  const txt: DnsRecord = { type: 'TXT', name: `${targets.txtPrefix}.${name.hostname}`, value: `linkplane-verify=${token}` };
+  const cname = (note?: string): DnsRecord => ({ type: 'CNAME', name: name.hostname, value: targets.cnameTarget!, ...(note ? { note } : {}) });
+  if (!name.apex && targets.cnameTarget !== null) return [txt, cname()];
+  if (targets.aTargets.length > 0) return [txt, ...targets.aTargets.map((ip): DnsRecord => ({ type: 'A', name: name.hostname, value: ip }))];
+  // An apex cannot hold a CNAME next to its SOA and NS records; providers that flatten one (ALIAS, ANAME) can.
+  return [txt, cname('An apex domain cannot hold a plain CNAME: set it as an ALIAS/ANAME or flattened CNAME at your DNS provider.')];
+}
+
+export class DomainService {
+  private readonly d: DomainServiceDeps;
+  private readonly now: () => Date;
+  constructor(deps: DomainServiceDeps) {
+    this.d = deps;
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /**
+   * The MongoDB record first (it claims the hostname through the unique index), then the `Domain` object; if the
+   * cluster refuses, the record is removed again, so a failure leaves nothing half-made.
+   */
+  async create(principal: WorkspacePrincipal, input: DomainCreate): Promise<Domain> {
+    if (!principal.plan.capabilities.includes(CUSTOM_DOMAINS)) throw new PlanRestrictedError(CUSTOM_DOMAINS, principal.plan.id);
+    const kube = this.d.kube;
+    if (!kube) throw new NotConfiguredError('Custom domains (a Kubernetes cluster running the Linkplane operator)');
+    const name = normaliseHostname(input.hostname, this.d.policy);
+    const workspaceId = principal.workspace._id;
+    const limit = principal.plan.limits.domains;
+    // Checked before writing for a clean refusal, and again after: two concurrent creates at the limit cannot both stay.
+    if ((await this.d.domains.count(workspaceId)) >= limit) throw new QuotaExceededError('domains', limit);
+
+    const token = randomBase62(VERIFICATION_TOKEN_LENGTH);
+    const now = this.now();
+    const doc: DomainDoc = {
+      _id: newId('dom'),
+      workspace_id: workspaceId,
+      hostname: name.hostname,
+      status: 'pending_verification',
+      verification_token: token,
+      records: dnsRecords(name, token, this.d.targets),
+      error: null,
+      created_at: now,
+      updated_at: now,
+      activated_at: null,
+    };
+    try {
+      await this.d.domains.insert(doc);
+    } catch (error) {
+      if (error instanceof DuplicateKeyError) throw new HostnameTakenError(name.hostname, error);
+      throw error;
+    }
+    try {
+      if ((await this.d.domains.count(workspaceId)) > limit) throw new QuotaExceededError('domains', limit);
+      await this.createObject(kube, doc);
+    } catch (error) {
+      await this.d.domains.delete(workspaceId, doc._id);
+      throw error;
+    }
+    return view(doc);
+  }
+
+  async list(principal: WorkspacePrincipal): Promise<DomainList> {
+    const docs = await this.d.domains.list(principal.workspace._id);
+    return { data: [this.defaultView(), ...docs.map(view)], pagination: { next_cursor: null, has_more: false } };
+  }
+
+  async get(principal: WorkspacePrincipal, id: string): Promise<Domain> {
+    if (id === DEFAULT_DOMAIN_ID) return this.defaultView();
+    return view(await this.find(principal, id));
+  }
+
+  /**
+   * The `Domain` object first (the operator's finalizer then removes certificate and route), then the record; links
+   * on the domain stay but stop resolving, and every redirect pod drops what it cached for the host.
+   */
+  async delete(principal: WorkspacePrincipal, id: string): Promise<void> {
+    if (id === DEFAULT_DOMAIN_ID) throw new DefaultDomainUndeletableError();
+    const doc = await this.find(principal, id);
+    // Without a cluster there is no object to remove (the domain was connected while one was configured).
+    await this.d.kube?.delete(doc.hostname, doc._id);
+    if (!(await this.d.domains.delete(doc.workspace_id, id))) throw new NotFoundError('domain');
+    await this.d.bus?.publish({ kind: 'domain', id, keys: [doc.hostname] });
+  }
+
+  /**
+   * An object already named after the hostname is either live (another connection holds it: conflict) or an orphan
+   * whose record is gone (a delete that failed half-way): the orphan is removed and the create tried once more.
+   */
+  private async createObject(kube: KubeDomains, doc: DomainDoc): Promise<void> {
+    const spec = { hostname: doc.hostname, tenant: doc.workspace_id, domainId: doc._id, verificationToken: doc.verification_token };
+    try {
+      await kube.create(spec);
+    } catch (error) {
+      if (!(error instanceof DomainObjectExistsError)) throw error;
+      const existing = await kube.get(doc.hostname);
+      const owner = existing?.spec?.domainId;
+      if (owner !== undefined && (owner === doc._id || (await this.d.domains.exists(owner)))) throw new HostnameTakenError(doc.hostname, error);
+      if (owner !== undefined) await kube.delete(doc.hostname, owner);
+      try {
+        await kube.create(spec);
+      } catch (retryError) {
+        if (retryError instanceof DomainObjectExistsError) throw new HostnameTakenError(doc.hostname, retryError);
+        throw retryError;
+      }
+    }
+  }
+
+  private async find(principal: WorkspacePrincipal, id: string): Promise<DomainDoc> {
+    const doc = await this.d.domains.findById(principal.workspace._id, id);
+    if (!doc) throw new NotFoundError('domain');
+    return doc;
+  }
+
+  private defaultView(): Domain {
+    return {
+      id: DEFAULT_DOMAIN_ID,
+      hostname: this.d.defaultHostname,
+      status: 'active',
+      default: true,
+      records: [],
+      error: null,
+      created_at: null,
+      activated_at: null,
+    };
+  }
+}
+
+export function view(doc: DomainDoc): Domain {
+  return {
+    id: doc._id,
+    hostname: doc.hostname,
+    status: doc.status,
+    default: false,
+    records: doc.records,
+    error: doc.error,
+    created_at: doc.created_at.toISOString(),
+    activated_at: doc.activated_at?.toISOString() ?? null,
+  };
+}
