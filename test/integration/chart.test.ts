@@ -4,10 +4,12 @@
 // Assertions use node:assert: chai ships no type declarations, and these checks must type-check.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadAll } from 'js-yaml';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import type { Model } from '@kubernetes-models/base';
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IContainer } from 'kubernetes-models/v1/Container';
@@ -18,9 +20,22 @@ import { ConfigMap, type IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Secret, type ISecret } from 'kubernetes-models/v1/Secret';
 import { Service, type IService } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { ClusterRole, type IClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
+import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
+import { Role, type IRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
+import { RoleBinding, type IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import type { IPolicyRule } from 'kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule';
+import { CustomResourceDefinition, type ICustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1/CustomResourceDefinition';
+import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import type { IServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { ClusterIssuer, type IClusterIssuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1/ClusterIssuer';
 import { helmPath } from '../../scripts/helm.ts';
 
+// ajv-formats is CommonJS: under Node's ESM loader its function is the default export's `default`.
+const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv };
 const CHART = path.resolve(import.meta.dirname, '../../charts/linkplane');
+const CRD_FILE = 'domains.linkplane.io.yaml';
+const CRDS = path.resolve(import.meta.dirname, '../../crds');
 const RELEASE = 'lp';
 const NAMESPACE = 'linkplane-test';
 const PROCESSES = { api: 8080, redirect: 8081, worker: 8082 } as const;
@@ -29,6 +44,10 @@ const ALL_FEATURES = [
   'metrics.serviceMonitor.enabled=true',
   'ingress.api.enabled=true',
   'ingress.redirect.enabled=true',
+  'certManager.clusterIssuer.create=true',
+  'certManager.clusterIssuer.email=ops@example.com',
+  'operator.clusterWide=true',
+  'domains.aTargets={203.0.113.10}',
 ].join(',');
 
 // The environment the processes validate at start, split by where it must live.
@@ -36,6 +55,7 @@ const CONFIG_KEYS = [
   'MONGODB_DB', 'NATS_URL', 'LOG_LEVEL', 'PUBLIC_API_URL', 'SHORT_LINK_BASE_URL', 'DEFAULT_SHORT_DOMAIN',
   'API_PORT', 'REDIRECT_PORT', 'WORKER_PORT', 'HOST', 'RATE_LIMIT_WORKSPACE_PER_MIN',
   'RATE_LIMIT_PARTNER_PER_MIN', 'IDEMPOTENCY_TTL_HOURS', 'SHUTDOWN_TIMEOUT_MS',
+  'DOMAINS_KUBE', 'DOMAIN_NAMESPACE', 'DOMAIN_CNAME_TARGET', 'DOMAIN_A_TARGETS', 'DOMAIN_TXT_PREFIX',
 ];
 const SECRET_KEYS = ['MONGODB_URI', 'SECRET_KEY'];
 
@@ -64,6 +84,11 @@ const MODELS: Record<string, new (data: never) => Model<unknown>> = {
   'v1/Secret': Secret,
   'v1/Service': Service,
   'v1/ServiceAccount': ServiceAccount,
+  'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole,
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
+  'rbac.authorization.k8s.io/v1/Role': Role,
+  'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
+  'cert-manager.io/v1/ClusterIssuer': ClusterIssuer,
 };
 
 function validate(object: K8sObject): void {
@@ -162,20 +187,23 @@ describe('Helm chart charts/linkplane', function () {
       for (const object of [...defaults, ...everything]) validate(object);
     });
 
-    it('are by default the processes, their Services and PDBs, config, Secret and ServiceAccount', function () {
+    it('are by default the processes and the operator, their Services and PDBs, config, Secret, ServiceAccounts and RBAC', function () {
       assert.deepEqual(kinds(defaults), [
+        'ClusterRole',
         'ConfigMap',
-        'Deployment', 'Deployment', 'Deployment',
-        'PodDisruptionBudget', 'PodDisruptionBudget', 'PodDisruptionBudget',
+        'Deployment', 'Deployment', 'Deployment', 'Deployment',
+        'PodDisruptionBudget', 'PodDisruptionBudget', 'PodDisruptionBudget', 'PodDisruptionBudget',
+        'Role', 'Role',
+        'RoleBinding', 'RoleBinding', 'RoleBinding',
         'Secret',
-        'Service', 'Service', 'Service',
-        'ServiceAccount',
+        'Service', 'Service', 'Service', 'Service',
+        'ServiceAccount', 'ServiceAccount', 'ServiceAccount',
       ]);
     });
 
-    it('add HPAs and Ingresses for api and redirect, and a ServiceMonitor, when enabled', function () {
+    it('add HPAs and Ingresses for api and redirect, a ServiceMonitor, a ClusterIssuer and a cluster-wide binding, when enabled', function () {
       const added = kinds(everything).filter((kind) => !kinds(defaults).includes(kind));
-      assert.deepEqual(added, ['HorizontalPodAutoscaler', 'HorizontalPodAutoscaler', 'Ingress', 'Ingress', 'ServiceMonitor']);
+      assert.deepEqual(added, ['ClusterIssuer', 'ClusterRoleBinding', 'HorizontalPodAutoscaler', 'HorizontalPodAutoscaler', 'Ingress', 'Ingress', 'ServiceMonitor']);
       for (const component of ['api', 'redirect']) {
         const deployment = one<IDeployment>(everything, 'Deployment', component);
         const hpa = one<IHorizontalPodAutoscaler>(everything, 'HorizontalPodAutoscaler', component);
@@ -213,8 +241,10 @@ describe('Helm chart charts/linkplane', function () {
           'helm.sh/chart': 'linkplane-0.1.0',
         }, `${object.kind} ${object.metadata.name}`);
       }
-      const perProcess = everything.filter((o) => !['ConfigMap', 'Secret', 'ServiceAccount', 'ServiceMonitor'].includes(o.kind));
-      assert.equal(perProcess.length, 3 * 3 + 2 * 2);
+      const perProcess = everything.filter((o) => !['ConfigMap', 'Secret', 'ServiceAccount', 'ServiceMonitor', 'ClusterIssuer'].includes(o.kind));
+      // 3 processes x (Deployment, Service, PDB) + 2 x (HPA, Ingress); the operator's Deployment, Service, PDB,
+      // ClusterRole, binding, lease Role and RoleBinding; the API's Domain Role and RoleBinding.
+      assert.equal(perProcess.length, 3 * 3 + 2 * 2 + 7 + 2);
       for (const object of perProcess) {
         assert.ok(object.metadata.labels?.['app.kubernetes.io/component'], `${object.kind} ${object.metadata.name}`);
       }
@@ -347,6 +377,226 @@ describe('Helm chart charts/linkplane', function () {
       const result = await renderWith('shutdown.yaml', 'config:\n  shutdownTimeoutMs: 30000\n');
       assert.notEqual(result.code, 0);
       assert.match(result.stderr, /shutdownTimeoutMs must be shorter than terminationGracePeriodSeconds/);
+    });
+  });
+  describe('custom domains: CRD, operator and RBAC', function () {
+    // Every right the operator may hold, as "group/resource:verb" ("" is the core group). Nothing else.
+    const OPERATOR_CLUSTER_RIGHTS = [
+      ...['get', 'list', 'watch', 'update', 'patch'].map((verb) => `linkplane.io/domains:${verb}`),
+      ...['get', 'update', 'patch'].map((verb) => `linkplane.io/domains/status:${verb}`),
+      'linkplane.io/domains/finalizers:update',
+      ...['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'].map((verb) => `cert-manager.io/certificates:${verb}`),
+      ...['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'].map((verb) => `networking.k8s.io/ingresses:${verb}`),
+      '/events:create', '/events:patch', 'events.k8s.io/events:create', 'events.k8s.io/events:patch',
+    ];
+
+    function rights(rules: IPolicyRule[]): string[] {
+      return rules.flatMap((rule) => {
+        assert.equal(rule.nonResourceURLs, undefined);
+        return (rule.apiGroups ?? []).flatMap((group) => (rule.resources ?? []).flatMap((resource) =>
+          rule.verbs.map((verb) => `${group}/${resource}:${verb}`)));
+      }).sort();
+    }
+
+    function named<T>(objects: K8sObject[], kind: string, name: string): T {
+      const found = objects.filter((o) => o.kind === kind && o.metadata.name === name) as T[];
+      assert.equal(found.length, 1, `exactly one ${kind} ${name}`);
+      return found[0]!;
+    }
+
+    async function loadCrd(file: string): Promise<ICustomResourceDefinition> {
+      const documents = loadAll(await readFile(file, 'utf8'));
+      assert.equal(documents.length, 1);
+      return documents[0] as ICustomResourceDefinition;
+    }
+
+    it('installs the same CRD file as crds/, byte for byte', async function () {
+      const [source, copy] = await Promise.all([
+        readFile(path.join(CRDS, CRD_FILE)),
+        readFile(path.join(CHART, 'crds', CRD_FILE)),
+      ]);
+      assert.ok(source.equals(copy), `charts/linkplane/crds/${CRD_FILE} differs from crds/${CRD_FILE}`);
+    });
+
+    it('defines Domain v1alpha1 as a valid CustomResourceDefinition with a status subresource and printer columns', async function () {
+      const crd = await loadCrd(path.join(CRDS, CRD_FILE));
+      new CustomResourceDefinition(crd).validate();
+      assert.equal(crd.metadata?.name, 'domains.linkplane.io');
+      assert.partialDeepStrictEqual(crd.spec, { group: 'linkplane.io', scope: 'Namespaced', names: { kind: 'Domain', plural: 'domains', singular: 'domain' } });
+      assert.equal(crd.spec.versions.length, 1);
+      const version = crd.spec.versions[0]!;
+      assert.partialDeepStrictEqual(version, { name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } });
+      assert.deepEqual(version.additionalPrinterColumns?.map((c) => [c.name, c.jsonPath, c.type]), [
+        ['Hostname', '.spec.hostname', 'string'],
+        ['Phase', '.status.phase', 'string'],
+        ['Age', '.metadata.creationTimestamp', 'date'],
+      ]);
+      const spec = version.schema!.openAPIV3Schema!.properties!.spec!;
+      assert.deepEqual(spec.required, ['hostname', 'tenant', 'domainId', 'verificationToken']);
+      assert.equal(spec.properties!.verificationToken!.minLength, 16);
+      const status = version.schema!.openAPIV3Schema!.properties!.status!.properties!;
+      assert.deepEqual(status.phase!.enum, ['PendingVerification', 'PendingSSL', 'Active', 'Error']);
+      assert.deepEqual(Object.keys(status).sort(), [
+        'certificateName', 'conditions', 'dnsCheck', 'dnsRecords', 'lastEventGeneration', 'lastEventPhase', 'observedGeneration', 'phase',
+      ]);
+    });
+
+    it('accepts only lower-case DNS names as the hostname', async function () {
+      const crd = await loadCrd(path.join(CRDS, CRD_FILE));
+      const hostname = crd.spec.versions[0]!.schema!.openAPIV3Schema!.properties!.spec!.properties!.hostname!;
+      const pattern = new RegExp(hostname.pattern!);
+      for (const good of ['go.example.com', 'xn--bcher-kva.example', 'a-b.c0.example.co.uk']) assert.match(good, pattern);
+      for (const bad of ['Go.Example.com', 'localhost', '-go.example.com', 'go_1.example.com', 'go.example.com.', 'go..example.com']) {
+        assert.doesNotMatch(bad, pattern);
+      }
+      assert.equal(hostname.maxLength, 253);
+    });
+
+    it('validates a Domain as the API creates it and the operator reports it, and rejects a short token', async function () {
+      const crd = await loadCrd(path.join(CRDS, CRD_FILE));
+      // x-kubernetes-* extensions are for the API server; ajv checks the plain OpenAPI part.
+      const ajv = new Ajv({ strict: false, allErrors: true });
+      addFormats.default(ajv);
+      const check = ajv.compile(crd.spec.versions[0]!.schema!.openAPIV3Schema!);
+      const spec = { hostname: 'go.example.com', tenant: 'ws_1', domainId: 'dom_1', verificationToken: 'lp-verify-0123456789abcdef' };
+      const condition = { type: 'Ready', status: 'False', reason: 'Issuing', message: 'waiting for the certificate', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 };
+      const domain = {
+        apiVersion: 'linkplane.io/v1alpha1', kind: 'Domain', metadata: { name: 'dom-1' }, spec,
+        status: {
+          phase: 'PendingSSL', observedGeneration: 1, conditions: [condition], certificateName: 'dom-1-tls',
+          dnsRecords: [{ type: 'TXT', name: '_linkplane.go.example.com', value: spec.verificationToken }, { type: 'CNAME', name: 'go.example.com', value: 'lnk.example.com' }],
+          lastEventPhase: 'PendingSSL', lastEventGeneration: 1,
+          dnsCheck: { attempts: 2, firstCheckedAt: '2026-01-01T00:00:00Z', lastCheckedAt: '2026-01-01T00:00:10Z' },
+        },
+      };
+      assert.ok(check(domain), ajv.errorsText(check.errors));
+      assert.equal(check({ ...domain, spec: { ...spec, verificationToken: 'short' } }), false);
+      assert.equal(check({ ...domain, status: { phase: 'Done' } }), false);
+    });
+
+    it('runs two operator replicas under their own ServiceAccount, with a token, non-root and probed on port 8083', function () {
+      const deployment = one<IDeployment>(defaults, 'Deployment', 'operator');
+      const pod = deployment.spec!.template.spec!;
+      const container = containerOf(defaults, 'operator');
+      assert.equal(deployment.spec!.replicas, 2);
+      assert.equal(pod.serviceAccountName, 'lp-linkplane-operator');
+      assert.equal(pod.automountServiceAccountToken, true);
+      named<IServiceAccount>(defaults, 'ServiceAccount', 'lp-linkplane-operator');
+      assert.deepEqual([...(container.command ?? []), ...(container.args ?? [])], ['node', 'dist/operator/main.js']);
+      assert.deepEqual(container.ports, [{ name: 'http', containerPort: 8083, protocol: 'TCP' }]);
+      assert.deepEqual(container.livenessProbe?.httpGet, { path: '/healthz', port: 'http' });
+      assert.deepEqual(container.readinessProbe?.httpGet, { path: '/readyz', port: 'http' });
+      assert.partialDeepStrictEqual(pod.securityContext, { runAsNonRoot: true, runAsUser: 10001 });
+      assert.partialDeepStrictEqual(container.securityContext, { runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+    });
+
+    it('configures the operator through its environment, routing domains to the redirect Service', function () {
+      const env = containerOf(everything, 'operator').env ?? [];
+      const values = Object.fromEntries(env.filter((v) => v.value !== undefined).map((v) => [v.name, v.value]));
+      assert.deepEqual(env.filter((v) => v.valueFrom).map((v) => [v.name, v.valueFrom?.fieldRef?.fieldPath]), [
+        ['POD_NAME', 'metadata.name'],
+        ['POD_NAMESPACE', 'metadata.namespace'],
+      ]);
+      const redirect = one<IService>(everything, 'Service', 'redirect');
+      assert.deepEqual(values, {
+        NATS_URL: 'nats://nats:4222',
+        NATS_PREFIX: '',
+        LOG_LEVEL: 'info',
+        CERT_ISSUER_NAME: 'letsencrypt',
+        CERT_ISSUER_KIND: 'ClusterIssuer',
+        INGRESS_CLASS: 'nginx',
+        INGRESS_SERVICE_NAME: redirect.metadata!.name,
+        INGRESS_SERVICE_PORT: String(redirect.spec!.ports![0]!.port),
+        DNS_RESOLVERS: '',
+        DNS_CHECK_BACKOFF: '10s,30s,1m,5m,15m',
+        DNS_GIVE_UP_AFTER: '72h',
+        DOMAIN_CNAME_TARGET: 'lnk.example.com',
+        DOMAIN_A_TARGETS: '203.0.113.10',
+        DOMAIN_TXT_PREFIX: '_linkplane',
+        LEASE_NAME: 'lp-linkplane-operator',
+        OPERATOR_METRICS_PORT: '8083',
+      });
+    });
+
+    it('grants the operator only the verbs it uses, and leases only in its namespace', function () {
+      for (const objects of [defaults, everything]) {
+        const role = one<IClusterRole>(objects, 'ClusterRole', 'operator');
+        assert.deepEqual(rights(role.rules ?? []), [...OPERATOR_CLUSTER_RIGHTS].sort());
+        const leases = named<IRole>(objects, 'Role', 'lp-linkplane-operator-leader-election');
+        assert.deepEqual(rights(leases.rules ?? []), ['coordination.k8s.io/leases:create', 'coordination.k8s.io/leases:get', 'coordination.k8s.io/leases:update']);
+        for (const rule of leases.rules ?? []) {
+          if (!rule.verbs.includes('create')) assert.deepEqual(rule.resourceNames, ['lp-linkplane-operator']);
+        }
+        const leaseBinding = named<IRoleBinding>(objects, 'RoleBinding', 'lp-linkplane-operator-leader-election');
+        assert.deepEqual(leaseBinding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: leases.metadata!.name });
+        assert.deepEqual(leaseBinding.subjects, [{ kind: 'ServiceAccount', name: 'lp-linkplane-operator', namespace: NAMESPACE }]);
+      }
+    });
+
+    it('binds the operator ClusterRole in the release namespace, or cluster-wide when asked', function () {
+      for (const [objects, kind] of [[defaults, 'RoleBinding'], [everything, 'ClusterRoleBinding']] as const) {
+        const role = one<IClusterRole>(objects, 'ClusterRole', 'operator');
+        const binding = named<IRoleBinding>(objects, kind, 'lp-linkplane-operator');
+        assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role.metadata!.name });
+        assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'lp-linkplane-operator', namespace: NAMESPACE }]);
+      }
+    });
+
+    it('lets the API create, delete and get Domain objects under its own ServiceAccount, and keeps other pods tokenless', function () {
+      const role = named<IRole>(defaults, 'Role', 'lp-linkplane-api-domains');
+      assert.deepEqual(rights(role.rules ?? []), ['linkplane.io/domains:create', 'linkplane.io/domains:delete', 'linkplane.io/domains:get']);
+      const binding = named<IRoleBinding>(defaults, 'RoleBinding', 'lp-linkplane-api-domains');
+      assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.metadata!.name });
+      assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'lp-linkplane-api', namespace: NAMESPACE }]);
+      const api = one<IDeployment>(defaults, 'Deployment', 'api').spec!.template.spec!;
+      assert.deepEqual([api.serviceAccountName, api.automountServiceAccountToken], ['lp-linkplane-api', true]);
+      for (const component of ['redirect', 'worker']) {
+        const pod = one<IDeployment>(defaults, 'Deployment', component).spec!.template.spec!;
+        assert.deepEqual([pod.serviceAccountName, pod.automountServiceAccountToken], ['lp-linkplane', false]);
+      }
+      assert.partialDeepStrictEqual(one<IConfigMap>(defaults, 'ConfigMap').data, {
+        DOMAINS_KUBE: 'in-cluster', DOMAIN_NAMESPACE: NAMESPACE, DOMAIN_CNAME_TARGET: 'lnk.example.com', DOMAIN_A_TARGETS: '',
+      });
+    });
+
+    it('keeps one operator pod through voluntary disruptions', function () {
+      const pdb = one<IPodDisruptionBudget>(defaults, 'PodDisruptionBudget', 'operator');
+      assert.equal(pdb.spec!.minAvailable, 1);
+      const podLabels = one<IDeployment>(defaults, 'Deployment', 'operator').spec!.template.metadata!.labels;
+      assert.partialDeepStrictEqual(podLabels, pdb.spec!.selector!.matchLabels);
+      assert.equal(pdb.spec!.selector!.matchLabels!['app.kubernetes.io/component'], 'operator');
+    });
+
+    it('renders an ACME ClusterIssuer named after the operator issuer, solving HTTP-01 with the domain IngressClass', function () {
+      const issuer = one<IClusterIssuer>(everything, 'ClusterIssuer');
+      assert.equal(issuer.metadata!.name, 'letsencrypt');
+      assert.partialDeepStrictEqual(issuer.spec.acme, {
+        email: 'ops@example.com',
+        server: 'https://acme-v02.api.letsencrypt.org/directory',
+        solvers: [{ http01: { ingress: { ingressClassName: 'nginx' } } }],
+      });
+    });
+
+    it('refuses a ClusterIssuer without an ACME e-mail', async function () {
+      const result = await helm('template', RELEASE, CHART, '--set', 'certManager.clusterIssuer.create=true');
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, /certManager\.clusterIssuer\.email is required/);
+    });
+
+    it('without domains: no operator, no RBAC, no API token, and DOMAINS_KUBE off', async function () {
+      const objects = await render('--set', 'domains.enabled=false');
+      for (const object of objects) validate(object);
+      assert.deepEqual(objects.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'operator'), []);
+      assert.deepEqual(objects.filter((o) => o.kind.startsWith('Role') || o.kind.startsWith('ClusterRole')), []);
+      const api = one<IDeployment>(objects, 'Deployment', 'api').spec!.template.spec!;
+      assert.deepEqual([api.serviceAccountName, api.automountServiceAccountToken], ['lp-linkplane', false]);
+      assert.equal(one<IConfigMap>(objects, 'ConfigMap').data?.DOMAINS_KUBE, 'off');
+    });
+
+    it('refuses domains without a CNAME or A target to give customers', async function () {
+      const result = await helm('template', RELEASE, CHART, '--set', 'domains.cnameTarget=');
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, /domains\.enabled needs domains\.cnameTarget or domains\.aTargets/);
     });
   });
 });

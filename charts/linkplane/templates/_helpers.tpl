@@ -98,3 +98,22 @@ id and cookie. Only a first install generates one. `helm template` has no cluste
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The custom-domain operator runs only when domains are on: without Domain objects it has nothing to do. */}}
+{{- define "linkplane.operatorEnabled" -}}
+{{- if and .Values.domains.enabled .Values.operator.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* The operator's own ServiceAccount: it alone talks to the Kubernetes API at large. */}}
+{{- define "linkplane.operatorServiceAccountName" -}}
+{{- printf "%s-operator" (include "linkplane.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The API's own ServiceAccount when domains are on: its token may create and delete Domain objects only. */}}
+{{- define "linkplane.apiServiceAccountName" -}}
+{{- printf "%s-api" (include "linkplane.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "linkplane.operatorLeaseName" -}}
+{{- default (printf "%s-operator" (include "linkplane.fullname" .) | trunc 63 | trimSuffix "-") .Values.operator.leaseName -}}
+{{- end -}}
