@@ -1,0 +1,104 @@
+// The operator's metrics and its small HTTP server: /metrics (Prometheus), /healthz (alive), /readyz (caches
+// synced and NATS connected).
+import { createServer } from 'node:http';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Phase } from './domain.ts';
+
+const PHASES: readonly Phase[] = ['PendingVerification', 'PendingSSL', 'Active', 'Error'];
+
+export type ReconcileResult = 'success' | 'requeue' | 'error';
+
+export interface OperatorMetricsSources {
+  /** Domains per phase, counted from the informer cache when scraped. */
+  phases: () => ReadonlyMap<Phase, number>;
+  isLeader: () => boolean;
+}
+
+export class OperatorMetrics {
+  readonly registry = new Registry();
+  private readonly duration: Histogram<'result'>;
+  private readonly errors: Counter;
+
+  constructor(sources: OperatorMetricsSources, options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    this.duration = new Histogram({
+      name: 'linkplane_operator_reconcile_duration_seconds',
+      help: 'Duration of a Domain reconcile, by result',
+      labelNames: ['result'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
+    this.errors = new Counter({
+      name: 'linkplane_operator_reconcile_errors_total',
+      help: 'Reconciles that failed and were requeued with a rate limit',
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: 'linkplane_operator_domains',
+      help: 'Domain objects by phase, as this replica sees them',
+      labelNames: ['phase'],
+      registers: [this.registry],
+      collect() {
+        const counts = sources.phases();
+        for (const phase of PHASES) this.set({ phase }, counts.get(phase) ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'linkplane_operator_leader',
+      help: '1 when this replica holds the Lease and acts, else 0',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.isLeader() ? 1 : 0);
+      },
+    });
+  }
+
+  observeReconcile(result: ReconcileResult, seconds: number): void {
+    this.duration.observe({ result }, seconds);
+    if (result === 'error') this.errors.inc();
+  }
+}
+
+export interface OpsServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export async function startOpsServer(options: {
+  host: string;
+  port: number;
+  registry: Registry;
+  ready: () => Record<string, boolean>;
+}): Promise<OpsServer> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET') {
+      res.writeHead(405).end();
+    } else if (path === '/healthz') {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"ok"}');
+    } else if (path === '/readyz') {
+      const checks = options.ready();
+      const ok = Object.values(checks).every(Boolean);
+      res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ok' : 'unavailable', checks }));
+    } else if (path === '/metrics') {
+      options.registry.metrics().then(
+        (text) => res.writeHead(200, { 'Content-Type': options.registry.contentType }).end(text),
+        () => res.writeHead(500).end(),
+      );
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  return {
+    port: (server.address() as { port: number }).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
