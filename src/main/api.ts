@@ -27,6 +27,11 @@ import { labelRoutes, linkRoutes } from '../links/link.routes.ts';
 import { eventRoutes } from '../events/event.routes.ts';
 import { WebhookService } from '../webhooks/webhook.service.ts';
 import { webhookRoutes } from '../webhooks/webhook.routes.ts';
+import { DomainService } from '../domains/domain.service.ts';
+import { domainRoutes } from '../domains/domain.routes.ts';
+import { KubeDomains } from '../domains/kube-domains.ts';
+import { IpListService } from '../iplists/ip-list.service.ts';
+import { ipListRoutes } from '../iplists/ip-list.routes.ts';
 import { webhookTestRoutes } from '../webhooks/test-delivery.ts';
 import { SecretBox } from '../webhooks/secret-box.ts';
 import { buildOpenApi } from '../http/openapi.ts';
@@ -56,16 +61,20 @@ export function buildApi(infra: Infra): ApiService {
     defaultRateLimits: config.rateLimit,
   });
   keys.subscribe(bus);
+  const domains = new DomainDirectory(mongo.db, config.defaultShortDomain, config.shortLinkBaseUrl);
   const workspaces = new WorkspaceService({
     workspaces: stores.workspaces,
     partners: stores.partners,
     usage: stores.usage,
     defaultRatePerMinute: config.rateLimit.workspacePerMinute,
+    ipLists: stores.ipLists,
+    domains,
+    bus,
   });
+  const ipLists = new IpListService({ ipLists: stores.ipLists, bus });
 
   const partners = new PartnerService(stores.partners, stores.workspaces);
 
-  const domains = new DomainDirectory(mongo.db, config.defaultShortDomain, config.shortLinkBaseUrl);
   const links = new LinkService({
     client: mongo.client,
     links: stores.links,
@@ -86,6 +95,17 @@ export function buildApi(infra: Infra): ApiService {
     targets: { allowPrivate: config.webhooks.allowPrivateTargets },
     secretGraceHours: config.webhooks.secretGraceHours,
   });
+  const customDomains = new DomainService({
+    domains: stores.domains,
+    kube: KubeDomains.fromConfig(config.domains),
+    bus,
+    defaultHostname: domains.default.hostname,
+    // Our own hosts: none of them, nor a subdomain of them, can be connected by a customer.
+    policy: {
+      reserved: [config.defaultShortDomain, new URL(config.shortLinkBaseUrl).host, new URL(config.publicApiUrl).host, config.domains.cnameTarget ?? ''],
+    },
+    targets: config.domains,
+  });
   if (config.webhooks.allowPrivateTargets) {
     logger.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is on: webhook endpoints may target loopback and private addresses (development only)');
   }
@@ -93,8 +113,10 @@ export function buildApi(infra: Infra): ApiService {
   const routes: RouteSpec[] = [
     ...keyRoutes(),
     ...workspaceRoutes(workspaces),
+    ...ipListRoutes(ipLists),
     ...linkRoutes(links),
     ...labelRoutes(tags, folders),
+    ...domainRoutes(customDomains),
     ...eventRoutes(stores.events),
     ...webhookRoutes(webhooks, config.webhooks.secretGraceHours),
     ...webhookTestRoutes({ webhooks: stores.webhooks, nats }),

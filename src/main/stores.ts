@@ -13,6 +13,10 @@ import { QuotaStore } from '../links/quota.store.ts';
 import { LabelStore } from '../links/label.store.ts';
 import { WebhookStore } from '../webhooks/webhook.store.ts';
 import { WebhookDeliveryStore } from '../webhooks/delivery.store.ts';
+import { ClickStore } from '../clicks/click.store.ts';
+import { RotatorHealthStore } from '../clicks/rotator-health.store.ts';
+import { DomainStore } from '../domains/domain.store.ts';
+import { IpListStore } from '../iplists/ip-list.store.ts';
 
 /** Every store over one database; `ensureIndexes` creates what their queries need. */
 export class Stores {
@@ -29,6 +33,10 @@ export class Stores {
   readonly folders: LabelStore;
   readonly webhooks: WebhookStore;
   readonly webhookDeliveries: WebhookDeliveryStore;
+  readonly clicks: ClickStore;
+  readonly rotatorHealth: RotatorHealthStore;
+  readonly domains: DomainStore;
+  readonly ipLists: IpListStore;
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -44,6 +52,10 @@ export class Stores {
     this.folders = new LabelStore(db, 'folders');
     this.webhooks = new WebhookStore(db);
     this.webhookDeliveries = new WebhookDeliveryStore(db);
+    this.clicks = new ClickStore(db);
+    this.rotatorHealth = new RotatorHealthStore(db);
+    this.domains = new DomainStore(db);
+    this.ipLists = new IpListStore(db);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -58,6 +70,10 @@ export class Stores {
       this.folders.ensureIndexes(),
       this.webhooks.ensureIndexes(),
       this.webhookDeliveries.ensureIndexes(),
+      this.clicks.ensureIndexes(),
+      this.rotatorHealth.ensureIndexes(),
+      this.domains.ensureIndexes(),
+      this.ipLists.ensureIndexes(),
     ]);
   }
 }

@@ -13,10 +13,18 @@ import { WebhookWorker } from '../webhooks/webhook-worker.ts';
 import { WebhookService } from '../webhooks/webhook.service.ts';
 import { SecretBox } from '../webhooks/secret-box.ts';
 import { EndpointFailingNotifier, Mailer } from '../webhooks/mailer.ts';
+import { ClickIngestor } from '../clicks/ingest.ts';
+import { AbFeedback } from '../clicks/ab-feedback.ts';
+import { DestinationHealthChecker } from '../clicks/health.ts';
+import { ClickUsage } from '../clicks/usage-meter.ts';
+import { DomainEvents } from '../domains/domain-events.ts';
 
 export interface WorkerService extends Service {
   readonly relay: OutboxRelay;
   readonly webhooks: WebhookWorker;
+  readonly clicks: ClickIngestor;
+  readonly rotatorHealth: DestinationHealthChecker;
+  readonly domainEvents: DomainEvents;
   port(): number;
 }
 
@@ -59,6 +67,37 @@ export function buildWorker(infra: Infra): WorkerService {
     registry: metrics.registry,
   });
 
+  const domainEvents = new DomainEvents({
+    nats,
+    client: mongo.client,
+    domains: stores.domains,
+    events: stores.events,
+    workspaces: stores.workspaces,
+    bus: infra.bus,
+    logger,
+    registry: metrics.registry,
+    onEvent: () => relay.nudge(),
+  });
+
+  const clicks = new ClickIngestor({
+    nats,
+    store: stores.clicks,
+    logger,
+    registry: metrics.registry,
+    batchSize: config.clicks.batchSize,
+    batchWaitMs: config.clicks.batchWaitMs,
+    counting: [new ClickUsage({ db: mongo.db, client: mongo.client, workspaces: stores.workspaces, events: stores.events, onEvent: () => relay.nudge() }).afterCount],
+    derived: [new AbFeedback({ links: stores.links.collection, clicks: stores.clicks, invalidate: (m) => infra.bus.publish(m) }).afterBatch],
+  });
+  const rotatorHealth = new DestinationHealthChecker({
+    links: stores.links.collection,
+    health: stores.rotatorHealth,
+    intervalMs: config.clicks.healthCheckIntervalMs,
+    allowPrivate: config.webhooks.allowPrivateTargets,
+    lease: new Lease(mongo.db, 'rotator-health', Math.max(30_000, config.clicks.healthCheckIntervalMs * 3)),
+    logger,
+  });
+
   const app = new Koa<ApiState>();
   app.silent = true;
   const inFlight = new InFlight();
@@ -75,15 +114,24 @@ export function buildWorker(infra: Infra): WorkerService {
     name: 'worker',
     relay,
     webhooks,
+    domainEvents,
+    clicks,
+    rotatorHealth,
     port: () => server?.port ?? config.workerPort,
     async start() {
       relay.start();
       await webhooks.start();
+      await clicks.start();
+      rotatorHealth.start();
+      await domainEvents.start();
       server = await listen(app.callback(), config.workerPort, config.host, inFlight);
       logger.info({ port: server.port }, `worker running (health and metrics on :${server.port})`);
     },
     async stop() {
       await server?.close(config.shutdownTimeoutMs);
+      await domainEvents.stop();
+      await rotatorHealth.stop();
+      await clicks.stop();
       await webhooks.stop();
       await relay.stop();
     },
