@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { foundationBench } from './foundation.bench.ts';
 import { linksBench } from './links.bench.ts';
 import { webhooksBench } from './webhooks.bench.ts';
+import { redirectBench } from './redirect.bench.ts';
 
 const options = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
@@ -11,7 +12,12 @@ const options = {
   connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
 };
 
-const benches: Record<string, (o: typeof options) => Promise<Record<string, unknown>>> = { foundation: foundationBench, links: linksBench, webhooks: webhooksBench };
+const benches: Record<string, (o: typeof options) => Promise<Record<string, unknown>>> = {
+  foundation: foundationBench,
+  links: linksBench,
+  webhooks: webhooksBench,
+  redirect: redirectBench,
+};
 const only = process.argv[2];
 mkdirSync('bench/results', { recursive: true });
 for (const [name, bench] of Object.entries(benches)) {

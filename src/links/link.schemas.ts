@@ -352,7 +352,14 @@ export type Rotator = Static<typeof RotatorSchema>;
 // Link requests
 // ---------------------------------------------------------------------------------------------------------------
 
-const Slug = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' });
+/** Paths the redirect process answers itself (health, readiness, metrics): never a slug. */
+export const RESERVED_SLUGS = ['healthz', 'readyz', 'metrics'] as const;
+const Slug = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: `^(?!(?:${RESERVED_SLUGS.join('|')})$)[A-Za-z0-9][A-Za-z0-9_-]*$`,
+  description: `Letters, digits, "_" and "-", starting with a letter or digit; ${RESERVED_SLUGS.join(', ')} are reserved`,
+});
 const RedirectType = IntegerEnum(REDIRECT_TYPES);
 
 /** The settable fields of a link besides `url`, all optional and without defaults (a patch must not gain any). */

@@ -5,18 +5,46 @@ import type { ApiContext, ApiState } from '../http/context.ts';
 import { observe } from '../http/observe.ts';
 import { opsEndpoints } from '../http/ops.ts';
 import { InFlight, listen, type HttpServer } from '../platform/http-server.ts';
-import { notFoundPage, errorPage } from '../redirect/pages.ts';
+import { errorPage, notFoundPage, plainPageHeaders } from '../redirect/pages.ts';
+import { LinkResolver } from '../redirect/resolver.ts';
+import { VisitorProfiler } from '../redirect/visitor.ts';
+import { RedirectHandler } from '../redirect/redirect.handler.ts';
+import { RedirectMetrics } from '../redirect/redirect.metrics.ts';
+import { PasswordAttempts } from '../redirect/password-attempts.ts';
+import { ClickIds } from '../clicks/click-id.ts';
+import { ClickPublisher } from '../clicks/publisher.ts';
+import { RotatorCounters } from '../clicks/counters.ts';
 
 export interface RedirectService extends Service {
+  readonly clicks: ClickPublisher;
   port(): number;
 }
 
 /**
- * The redirect process: serves short links on every active domain. Until a host and slug resolve to a link it
- * answers the same 404 page a blocked link shows, so probing cannot tell the two apart.
+ * The redirect process: serves short links on every active domain (DESIGN, redirect decision order), its
+ * interstitial pages, and records every click on the CLICKS stream without making the visitor wait.
  */
 export function buildRedirect(infra: Infra): RedirectService {
-  const { config, logger, metrics, mongo } = infra;
+  const { config, logger, metrics, mongo, nats, bus, stores } = infra;
+  const counters = new RotatorCounters({ clicks: stores.clicks, health: stores.rotatorHealth, refreshMs: config.redirect.counterRefreshMs, logger });
+  const resolver = new LinkResolver({
+    db: mongo.db,
+    links: stores.links,
+    bus,
+    logger,
+    defaultHostname: config.defaultShortDomain,
+    ttlMs: config.redirect.cacheTtlMs,
+    negativeTtlMs: config.redirect.negativeCacheTtlMs,
+    maxEntries: config.redirect.cacheMaxEntries,
+  });
+  const clicks = new ClickPublisher({ nats, logger, registry: metrics.registry, bufferMax: config.redirect.clickBufferMax });
+  const attempts = new PasswordAttempts(mongo.db, {
+    maxAttempts: config.redirect.passwordMaxAttempts,
+    windowMs: config.redirect.passwordAttemptWindowMs,
+    secretKey: config.secretKey,
+  });
+  const redirectMetrics = new RedirectMetrics(metrics.registry, () => resolver.size());
+
   const app = new Koa<ApiState>();
   app.silent = true;
   const inFlight = new InFlight();
@@ -25,33 +53,60 @@ export function buildRedirect(infra: Infra): RedirectService {
       infra.access,
       metrics,
       (ctx, error) => {
-      logger.error({ err: error, req_id: ctx.state.requestId }, 'unexpected error');
-      ctx.status = 500;
-      ctx.set('Cache-Control', 'no-store');
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.body = errorPage();
+        logger.error({ err: error, req_id: ctx.state.requestId }, 'unexpected error');
+        redirectMetrics.outcome('error');
+        ctx.status = 500;
+        if (ctx.res.headersSent) return;
+        ctx.respond = true;
+        ctx.set({ ...plainPageHeaders(), 'Content-Type': 'text/html; charset=utf-8' });
+        ctx.body = errorPage();
       },
       inFlight,
     ),
   );
-  app.use(opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping() })));
+
+  let profiler: VisitorProfiler | null = null;
+  app.use(opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping(), nats: nats.isConnected() })));
   app.use((ctx: ApiContext) => {
     ctx.status = 404;
-    ctx.set('Cache-Control', 'no-store');
-    ctx.type = 'text/html; charset=utf-8';
+    ctx.set({ ...plainPageHeaders(), 'Content-Type': 'text/html; charset=utf-8' });
     ctx.body = notFoundPage();
   });
 
   let server: HttpServer | null = null;
   return {
     name: 'redirect',
+    clicks,
     port: () => server?.port ?? config.redirectPort,
     async start() {
-      server = await listen(app.callback(), config.redirectPort, config.host, inFlight);
+      await attempts.ensureIndexes();
+      profiler = await VisitorProfiler.open({ redirect: config.redirect, secretKey: config.secretKey, logger });
+      const handler = new RedirectHandler({
+        config,
+        logger,
+        resolver,
+        profiler,
+        clickIds: new ClickIds(config.secretKey),
+        clicks,
+        counters,
+        attempts,
+        metrics: redirectMetrics,
+        access: config.redirect.accessLog ? infra.access : () => undefined,
+        requestDuration: metrics.requestDuration,
+      });
+      counters.start();
+      // Short links are answered by the handler on node:http; everything else by the Koa app behind it.
+      const koa = app.callback();
+      server = await listen(handler.listener((req, res) => void koa(req, res), inFlight), config.redirectPort, config.host, inFlight);
       logger.info({ port: server.port }, `redirect listening on http://${config.host}:${server.port}`);
     },
     async stop() {
       await server?.close(config.shutdownTimeoutMs);
+      counters.stop();
+      // Clicks still waiting are published before NATS is drained.
+      const left = await clicks.flush(Math.min(5000, config.shutdownTimeoutMs));
+      if (left > 0) logger.warn({ clicks: left }, 'clicks not published at shutdown');
+      profiler?.close();
     },
   };
 }

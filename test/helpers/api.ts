@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import { openInfra, type Infra } from '../../src/main/infra.ts';
 import { buildApi, type ApiService } from '../../src/main/api.ts';
 import { buildWorker, type WorkerService } from '../../src/main/worker.ts';
+import { buildRedirect, type RedirectService } from '../../src/main/redirect.ts';
 
 export interface RunningApi {
   url: string;
@@ -46,6 +47,29 @@ export async function startWorker(env: Record<string, string>): Promise<RunningW
     worker,
     async stop() {
       await worker.stop();
+      await infra.close();
+    },
+  };
+}
+
+export interface RunningRedirect {
+  url: string;
+  infra: Infra;
+  redirect: RedirectService;
+  stop(): Promise<void>;
+}
+
+/** The redirect composition root in this process, on a real socket (REDIRECT_PORT from the env, or ephemeral). */
+export async function startRedirect(env: Record<string, string>): Promise<RunningRedirect> {
+  const infra = await openInfra(loadConfig('redirect', env), env.MONGODB_URI!, { logDestination: discard });
+  const redirect = buildRedirect(infra);
+  await redirect.start();
+  return {
+    url: `http://127.0.0.1:${redirect.port()}`,
+    infra,
+    redirect,
+    async stop() {
+      await redirect.stop();
       await infra.close();
     },
   };

@@ -1,0 +1,148 @@
+// Redirect benchmark (issue: "the fastest hot path"): a bare node:http server answering 302 from a Map (the
+// physical baseline), a bare Koa app doing the same (the framework floor), and our redirect process serving a
+// plain cached link and a link with 20 rules that all have to be evaluated, with click capture on (every redirect
+// is published to the CLICKS stream).
+import autocannon from 'autocannon';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
+import { benchDatabase, freePort, median, pairedMedian, startChild, stopChild, type Sample } from './harness.ts';
+import type { BenchOptions } from './foundation.bench.ts';
+
+interface RedirectTarget {
+  name: string;
+  url: string;
+  host?: string;
+}
+
+/** 20 rules of several match fields each, none of which holds for the benchmark's visitor: all 20 are evaluated. */
+export function twentyRules(): Record<string, unknown>[] {
+  return Array.from({ length: 20 }, (_, i) => ({
+    label: `rule ${i}`,
+    match:
+      i % 4 === 0
+        ? { country: ['US', 'CA', 'GB', 'DE', 'FR'], device: ['mobile'], has_utm: true }
+        : i % 4 === 1
+          ? { ip: ['10.0.0.0/8', '192.168.0.0/16', '2001:db8::/32'], visitor_type: ['ai_crawler', 'search_bot'] }
+          : i % 4 === 2
+            ? { user_agent: 'Googlebot', referer: 'facebook.com', language: ['fr', 'de-CH'] }
+            : { asn: [13335, 15169], weekday: [1, 2, 3, 4, 5, 6, 7], local_time: { from: 0, to: 23 }, visit: 'repeat' },
+    action: i % 2 ? { type: 'redirect', url: `https://example.com/rule/${i}` } : { type: 'block', status: 410 },
+  }));
+}
+
+async function loadRedirect(target: RedirectTarget, seconds: number, connections: number): Promise<Sample> {
+  const result = await autocannon({ url: target.url, connections, duration: seconds, headers: target.host ? { Host: target.host } : {} });
+  const redirects = (result as unknown as { '3xx': number })['3xx'];
+  return {
+    target: target.name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    // Everything that is not the 302 expected.
+    non2xx: result.requests.total - redirects,
+  };
+}
+
+export async function redirectBench(options: BenchOptions): Promise<Record<string, unknown>> {
+  const [httpPort, koaPort, apiPort, redirectPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const database = await benchDatabase();
+  const children = [database.child];
+  const prefix = natsPrefix();
+  const shortHost = `127.0.0.1:${redirectPort}`;
+  const env = {
+    NODE_ENV: 'test',
+    MONGODB_URI: database.uri,
+    MONGODB_DB: 'linkplane_bench',
+    HOST: '127.0.0.1',
+    NATS_URL,
+    NATS_PREFIX: prefix,
+    SHORT_LINK_BASE_URL: `http://${shortHost}`,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+  };
+  try {
+    const { key } = await database.aWorkspace('bench-redirect');
+    await database.close();
+    children.push(await startChild('src/main/run.ts', ['api'], { ...env, API_PORT: String(apiPort) }, `http://127.0.0.1:${apiPort}/readyz`));
+    const create = async (body: Record<string, unknown>): Promise<void> => {
+      const response = await fetch(`http://127.0.0.1:${apiPort}/v1/links`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (response.status !== 201) throw new Error(`creating a bench link: ${response.status} ${await response.text()}`);
+    };
+    await create({ url: 'https://example.com/landing', slug: 'plain' });
+    await create({ url: 'https://example.com/landing', slug: 'rules20', rules: twentyRules() });
+    // BENCH_PROFILE=<dir>: the redirect process writes a CPU profile there when it stops.
+    const profile: Record<string, string> = process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {};
+    children.push(
+      await startChild('src/main/run.ts', ['redirect'], { ...env, ...profile, REDIRECT_PORT: String(redirectPort) }, `http://127.0.0.1:${redirectPort}/readyz`),
+    );
+    children.push(await startChild('bench/servers/bare-redirect-http.ts', [], { PORT: String(httpPort) }, `http://127.0.0.1:${httpPort}/ready`));
+    children.push(await startChild('bench/servers/bare-redirect-koa.ts', [], { PORT: String(koaPort) }, `http://127.0.0.1:${koaPort}/ready`));
+
+    const targets: RedirectTarget[] = [
+      { name: 'node:http 302', url: `http://127.0.0.1:${httpPort}/plain` },
+      { name: 'koa 302', url: `http://127.0.0.1:${koaPort}/plain` },
+      { name: 'redirect plain', url: `http://${shortHost}/plain` },
+      { name: 'redirect 20 rules', url: `http://${shortHost}/rules20` },
+    ];
+    const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
+    for (const t of targets) await loadRedirect(t, 1, options.connections); // warm-up: JIT, caches
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const t of targets) {
+        const s = await loadRedirect(t, options.seconds, options.connections);
+        samples.get(t.name)!.push(s);
+        console.error(`round ${round} ${t.name}: ${Math.round(s.rps)} req/s p50 ${s.p50} ms p99 ${s.p99} ms${s.non2xx || s.errors ? ` (not 302: ${s.non2xx}, errors ${s.errors})` : ''}`);
+      }
+    }
+    const rows = [...samples].map(([target, s]) => ({
+      target,
+      rps: Math.round(median(s.map((x) => x.rps))),
+      p50: median(s.map((x) => x.p50)),
+      p99: median(s.map((x) => x.p99)),
+      not_302: s.reduce((n, x) => n + x.non2xx + x.errors, 0),
+    }));
+    const rate = (name: string) => rows.find((r) => r.target === name)!.rps;
+    const clicks = await publishedClicks(`http://127.0.0.1:${redirectPort}/metrics`);
+    return {
+      rows,
+      ratios: {
+        plain_vs_koa: rate('redirect plain') / rate('koa 302'),
+        rules20_vs_koa: rate('redirect 20 rules') / rate('koa 302'),
+        plain_vs_node_http: rate('redirect plain') / rate('node:http 302'),
+        koa_vs_node_http: rate('koa 302') / rate('node:http 302'),
+        plain_vs_koa_per_round_median: pairedMedian(samples.get('redirect plain')!, samples.get('koa 302')!),
+        rules20_vs_koa_per_round_median: pairedMedian(samples.get('redirect 20 rules')!, samples.get('koa 302')!),
+      },
+      clicks_published: clicks,
+      target: 'plain ≥ 85 % and 20 rules ≥ 65 % of koa; p99 < 5 ms at 50 connections',
+    };
+  } finally {
+    for (const child of children.reverse()) await stopChild(child);
+    await deleteStreams(prefix);
+  }
+}
+
+async function withJsm<T>(work: (jsm: Awaited<ReturnType<typeof jetstreamManager>>) => Promise<T>): Promise<T> {
+  const nc = await connect({ servers: NATS_URL });
+  try {
+    return await work(await jetstreamManager(nc));
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Clicks the redirect published (acknowledged by JetStream) during the run: proof that capture was on. */
+async function publishedClicks(metricsUrl: string): Promise<number> {
+  const text = await (await fetch(metricsUrl)).text();
+  return Number(/^linkplane_clicks_published_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? -1);
+}
+
+function deleteStreams(prefix: string): Promise<void> {
+  return withJsm(async (jsm) => {
+    for await (const name of jsm.streams.names()) if (name.startsWith(prefix)) await jsm.streams.delete(name);
+  }).catch(() => undefined);
+}

@@ -1,0 +1,185 @@
+import type { Db } from 'mongodb';
+import type { CacheBus } from '../platform/cache-bus.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { LinkDoc, LinkStore } from '../links/link.store.ts';
+import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
+import { compileLink, compileWorkspace, type CompiledLink, type CompiledWorkspace } from './compile.ts';
+import { loadRedirectSettings } from './settings.ts';
+
+/** A short link ready to be decided on: the stored link and its compiled form. */
+export interface ResolvedLink {
+  link: LinkDoc;
+  compiled: CompiledLink;
+}
+
+interface DomainRef {
+  id: string;
+  hostname: string;
+}
+
+interface Cached<T> {
+  value: T;
+  expiresAt: number;
+}
+
+export interface ResolverOptions {
+  db: Db;
+  links: LinkStore;
+  bus: CacheBus | null;
+  logger: Logger;
+  defaultHostname: string;
+  ttlMs: number;
+  negativeTtlMs: number;
+  maxEntries: number;
+}
+
+export type CacheOutcome = 'hit' | 'miss' | 'negative_hit';
+
+/**
+ * Host + slug → link, in three in-process caches (domains by Host header, links by `hostname/slug`, workspace
+ * settings by id), each dropped by the `cache.invalidate` broadcast and bounded by a TTL as a safety net. "Not
+ * found" is remembered for a short time, so slug enumeration cannot reach the database at request rate; concurrent
+ * misses for one key share one query.
+ */
+export class LinkResolver {
+  private readonly o: ResolverOptions;
+  private readonly domains = new Map<string, Cached<DomainRef | null>>();
+  private readonly links = new Map<string, Cached<ResolvedLink | null>>();
+  private readonly workspaces = new Map<string, Cached<CompiledWorkspace | null>>();
+  private readonly pending = new Map<string, Promise<ResolvedLink | null>>();
+  private readonly pendingWorkspaces = new Map<string, Promise<CompiledWorkspace | null>>();
+  private readonly defaultHost: string;
+  /** Bumped by every invalidation: a load that started before one must not store what it read. */
+  private epoch = 0;
+  lastOutcome: CacheOutcome = 'miss';
+
+  constructor(options: ResolverOptions) {
+    this.o = options;
+    this.defaultHost = options.defaultHostname.toLowerCase();
+    options.bus?.on((message) => {
+      this.epoch++;
+      switch (message.kind) {
+        case 'link':
+          for (const key of message.keys ?? []) this.links.delete(key);
+          break;
+        case 'domain':
+          // A domain's state changed (activated, deleted): forget every Host header that mapped to it, and the
+          // negative entries too (a host that did not resolve may now).
+          for (const [host, entry] of this.domains) {
+            if (entry.value === null || entry.value.id === message.id || message.keys?.includes(entry.value.hostname)) this.domains.delete(host);
+          }
+          // Its links too: a hostname deleted and connected again by another workspace must not serve the old links.
+          for (const hostname of message.keys ?? []) {
+            const prefix = `${hostname}/`;
+            for (const key of this.links.keys()) if (key.startsWith(prefix)) this.links.delete(key);
+          }
+          break;
+        case 'workspace':
+          this.workspaces.delete(message.id);
+          break;
+        default:
+          break;
+      }
+    });
+  }
+
+  /** The cached answer when there is a fresh one (no promise, no allocation), else undefined. */
+  peek(host: string, slug: string, now: number): ResolvedLink | null | undefined {
+    const domain = this.domains.get(host);
+    if (domain === undefined || domain.expiresAt <= now) return undefined;
+    if (domain.value === null) {
+      this.lastOutcome = 'negative_hit';
+      return null;
+    }
+    const entry = this.links.get(`${domain.value.hostname}/${slug}`);
+    if (entry === undefined || entry.expiresAt <= now) return undefined;
+    this.lastOutcome = entry.value === null ? 'negative_hit' : 'hit';
+    return entry.value;
+  }
+
+  /** Resolves from the database (after a `peek` miss). */
+  async load(host: string, slug: string): Promise<ResolvedLink | null> {
+    this.lastOutcome = 'miss';
+    const key = `${host}\n${slug}`;
+    let promise = this.pending.get(key);
+    if (!promise) {
+      promise = this.fetch(host, slug).finally(() => this.pending.delete(key));
+      this.pending.set(key, promise);
+    }
+    return promise;
+  }
+
+  private async fetch(host: string, slug: string): Promise<ResolvedLink | null> {
+    const epoch = this.epoch;
+    const now = Date.now();
+    const domain = await this.domainOf(host, now, epoch);
+    if (domain === null) return null;
+    const linkKey = `${domain.hostname}/${slug}`;
+    const cached = this.links.get(linkKey);
+    if (cached && cached.expiresAt > now) return cached.value;
+
+    const link = await this.o.links.findBySlug(domain.id, slug);
+    let resolved: ResolvedLink | null = null;
+    if (link) {
+      resolved = { link, compiled: compileLink(link) };
+    }
+    if (epoch === this.epoch) this.store(this.links, linkKey, resolved, now);
+    return resolved;
+  }
+
+  private async domainOf(host: string, now: number, epoch: number): Promise<DomainRef | null> {
+    const cached = this.domains.get(host);
+    if (cached && cached.expiresAt > now) return cached.value;
+    let value: DomainRef | null = null;
+    const bare = host.replace(/:\d+$/, '');
+    if (host === this.defaultHost || bare === this.defaultHost) {
+      value = { id: DEFAULT_DOMAIN_ID, hostname: this.defaultHost };
+    } else {
+      const doc = await this.o.db
+        .collection<{ _id: string; hostname: string; status: string }>('domains')
+        .findOne({ hostname: bare, status: 'active' }, { projection: { _id: 1, hostname: 1 } });
+      if (doc) value = { id: doc._id, hostname: doc.hostname };
+    }
+    if (epoch === this.epoch) this.store(this.domains, host, value, now);
+    return value;
+  }
+
+  /** The workspace's compiled redirect settings when cached and fresh, else undefined. */
+  peekWorkspace(workspaceId: string, now: number): CompiledWorkspace | null | undefined {
+    const cached = this.workspaces.get(workspaceId);
+    return cached === undefined || cached.expiresAt <= now ? undefined : cached.value;
+  }
+
+  loadWorkspace(workspaceId: string): Promise<CompiledWorkspace | null> {
+    let promise = this.pendingWorkspaces.get(workspaceId);
+    if (!promise) {
+      promise = this.fetchWorkspace(workspaceId, Date.now(), this.epoch).finally(() => this.pendingWorkspaces.delete(workspaceId));
+      this.pendingWorkspaces.set(workspaceId, promise);
+    }
+    return promise;
+  }
+
+  private async fetchWorkspace(workspaceId: string, now: number, epoch: number): Promise<CompiledWorkspace | null> {
+    const settings = await loadRedirectSettings(this.o.db, workspaceId);
+    const value = settings ? compileWorkspace(settings) : null;
+    if (epoch === this.epoch) this.store(this.workspaces, workspaceId, value, now);
+    return value;
+  }
+
+  private store<T>(map: Map<string, Cached<T | null>>, key: string, value: T | null, now: number): void {
+    const ttl = value === null ? this.o.negativeTtlMs : this.o.ttlMs;
+    if (ttl <= 0) return;
+    // Oldest first out: a Map iterates in insertion order, and a refreshed key is re-inserted at the end.
+    map.delete(key);
+    if (map.size >= this.o.maxEntries) {
+      const oldest = map.keys().next();
+      if (!oldest.done) map.delete(oldest.value);
+    }
+    map.set(key, { value, expiresAt: now + ttl });
+  }
+
+  /** Entries currently held (for the cache-size gauge). */
+  size(): number {
+    return this.links.size;
+  }
+}

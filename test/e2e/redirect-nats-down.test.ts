@@ -1,0 +1,92 @@
+// NATS going away must not fail redirects: clicks wait in a bounded buffer (the oldest dropped beyond it, and
+// counted), and the buffered ones reach MongoDB through the worker once NATS is back.
+import { expect } from 'chai';
+import { MongoClient, type Db } from 'mongodb';
+import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
+import { testEnv } from '../helpers/env.ts';
+import { startApi, startRedirect, startWorker, type RunningApi, type RunningRedirect, type RunningWorker } from '../helpers/api.ts';
+import { freePort } from '../helpers/processes.ts';
+import { OwnNatsServer } from '../helpers/nats-server.ts';
+import { Tenants } from '../helpers/tenants.ts';
+import { callApi } from '../helpers/http.ts';
+
+const BUFFER = 50;
+
+describe('Redirects while NATS is down', function () {
+  this.timeout(120_000);
+  let mongo: TestMongo;
+  let nats: OwnNatsServer;
+  let api: RunningApi;
+  let redirect: RunningRedirect;
+  let worker: RunningWorker;
+  let tenants: Tenants;
+  let client: MongoClient;
+  let db: Db;
+  let base: string;
+
+  before(async () => {
+    mongo = await startTestMongo();
+    nats = await OwnNatsServer.start();
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    const env = testEnv(mongo, {
+      NATS_URL: nats.url,
+      SHORT_LINK_BASE_URL: base,
+      REDIRECT_PORT: String(port),
+      CLICK_BUFFER_MAX: String(BUFFER),
+      CLICK_BATCH_WAIT_MS: '20',
+    });
+    api = await startApi(env);
+    redirect = await startRedirect(env);
+    worker = await startWorker(env);
+    tenants = await Tenants.open(mongo);
+    client = new MongoClient(mongo.uri);
+    await client.connect();
+    db = client.db(mongo.dbName);
+  });
+
+  after(async () => {
+    await client.close();
+    await tenants.close();
+    await worker.stop();
+    await redirect.stop();
+    await api.stop();
+    await nats.destroy();
+    await mongo.stop();
+  });
+
+  async function clickCount(linkId: string, atLeast: number): Promise<number> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const n = await db.collection('clicks').countDocuments({ link_id: linkId });
+      if (n >= atLeast || Date.now() > deadline) return n;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('keeps redirecting, holds at most the buffer, and delivers the buffered clicks once NATS is back', async () => {
+    const ws = await tenants.aWorkspace({ plan_id: 'business' });
+    const { key } = await tenants.aWorkspaceKey(ws._id);
+    const created = await callApi(api.url, 'POST', '/links', { key, body: { url: 'https://example.com/down', slug: 'down' } });
+    expect(created.status).to.equal(201);
+    const linkId = created.body.id as string;
+
+    expect((await fetch(`${base}/down`, { redirect: 'manual' })).status).to.equal(302);
+    expect(await clickCount(linkId, 1)).to.equal(1);
+
+    await nats.stop();
+    const statuses = new Set<number>();
+    for (let i = 0; i < BUFFER * 3; i++) statuses.add((await fetch(`${base}/down`, { redirect: 'manual' })).status);
+    expect([...statuses]).to.deep.equal([302]);
+    expect(redirect.redirect.clicks.depth()).to.equal(BUFFER);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).to.match(new RegExp(`linkplane_clicks_dropped_total(\\{[^}]*\\})? ${BUFFER * 2}\\b`));
+    expect(metrics).to.match(new RegExp(`linkplane_click_buffer_depth(\\{[^}]*\\})? ${BUFFER}\\b`));
+
+    await nats.restart();
+    expect(await clickCount(linkId, 1 + BUFFER)).to.equal(1 + BUFFER);
+    // And nothing beyond the buffer turns up later.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await db.collection('clicks').countDocuments({ link_id: linkId })).to.equal(1 + BUFFER);
+  });
+});
