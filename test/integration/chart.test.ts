@@ -219,10 +219,10 @@ describe('Helm chart charts/linkplane', function () {
       assert.equal(one<IDeployment>(everything, 'Deployment', 'worker').spec!.replicas, 1);
     });
 
-    it('scrape all three processes through their Services when the ServiceMonitor is on', function () {
+    it('scrape the three processes and the operator through their Services when the ServiceMonitor is on', function () {
       const monitor = one<ServiceMonitor>(everything, 'ServiceMonitor');
       const { matchLabels = {}, matchExpressions = [] } = monitor.spec.selector;
-      for (const component of Object.keys(PROCESSES)) {
+      for (const component of [...Object.keys(PROCESSES), 'operator']) {
         const service = one<IService>(everything, 'Service', component);
         const labels = service.metadata!.labels ?? {};
         assert.partialDeepStrictEqual(labels, matchLabels);
