@@ -37,7 +37,7 @@ export function buildRedirect(infra: Infra): RedirectService {
     negativeTtlMs: config.redirect.negativeCacheTtlMs,
     maxEntries: config.redirect.cacheMaxEntries,
   });
-  const clicks = new ClickPublisher({ nats, logger, registry: metrics.registry, bufferMax: config.redirect.clickBufferMax });
+  const clicks = new ClickPublisher({ nats, logger, registry: metrics.registry, bufferMax: config.redirect.clickBufferMax, lingerMs: 10 });
   const attempts = new PasswordAttempts(mongo.db, {
     maxAttempts: config.redirect.passwordMaxAttempts,
     windowMs: config.redirect.passwordAttemptWindowMs,

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config/config.ts';
 import type { AccessLog, Logger } from '../platform/logger.ts';
@@ -71,6 +71,13 @@ export class RedirectHandler {
   private readonly secureCookies: boolean;
   private readonly requestIdPrefix = randomBytes(6).toString('base64url');
   private requestCounter = 0;
+  /** Visitor ids: unique across processes (a random prefix each) and cheap; a visitor id only keeps choices sticky. */
+  private readonly visitorIdPrefix = randomBytes(12).toString('base64url');
+  private visitorCounter = 0;
+  /** Thousands of redirects share a millisecond: its Date and ISO string are made once. */
+  private lastNow = 0;
+  private lastDate = new Date(0);
+  private lastIso: string | null = null;
 
   constructor(deps: RedirectDeps) {
     this.d = deps;
@@ -119,6 +126,24 @@ export class RedirectHandler {
       if (typeof status === 'number') done(status);
       else status.then(done, (error: unknown) => done(this.failed(res, error)));
     };
+  }
+
+  private newVisitorId(): string {
+    return `${this.visitorIdPrefix}${(++this.visitorCounter).toString(36)}`;
+  }
+
+  private dateOf(now: number): Date {
+    if (now !== this.lastNow) {
+      this.lastNow = now;
+      this.lastDate = new Date(now);
+      this.lastIso = null;
+    }
+    return this.lastDate;
+  }
+
+  private isoOf(at: Date): string {
+    if (at !== this.lastDate) return at.toISOString();
+    return (this.lastIso ??= at.toISOString());
   }
 
   private nextRequestId(): string {
@@ -186,7 +211,7 @@ export class RedirectHandler {
     const setCookies: string[] = [];
     let visitorId = cookies.get(VISITOR_COOKIE);
     if (visitorId === undefined || !/^[A-Za-z0-9_-]{16,40}$/.test(visitorId)) {
-      visitorId = randomUUID().replaceAll('-', '');
+      visitorId = this.newVisitorId();
       setCookies.push(setCookie(VISITOR_COOKIE, visitorId, { maxAgeSeconds: YEAR_SECONDS, secure: this.secureCookies }));
     }
     const seen = cookies.get(SEEN_COOKIE);
@@ -199,7 +224,7 @@ export class RedirectHandler {
     }
 
     const query = new URLSearchParams(rawQuery);
-    const at = new Date(now);
+    const at = this.dateOf(now);
     const profile = this.d.profiler.profile({
       headers: req.headers,
       remoteAddress: req.socket.remoteAddress,
@@ -362,7 +387,7 @@ export class RedirectHandler {
     const { outcome } = decision;
     const click: ClickRecord = {
       id,
-      ts: at.toISOString(),
+      ts: this.isoOf(at),
       workspace_id: link.workspace_id,
       link_id: link._id,
       domain_id: link.domain_id,
