@@ -7,6 +7,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { ensureDurable } from '../webhooks/pull-runner.ts';
 import type { ClickRecord } from './click-record.ts';
+import { decodeClicks } from './click-wire.ts';
 import type { ClickStore } from './click.store.ts';
 
 export const CLICK_INGEST_DURABLE = 'click-ingest';
@@ -174,7 +175,7 @@ export class ClickIngestor {
   }
 }
 
-/** A message holds one click, or the clicks of one workspace the publisher sent together (a JSON array). */
+/** A message holds the clicks of one workspace (click-wire.ts), or one click as plain JSON. */
 function parse(msg: JsMsg): ClickRecord[] | null {
   let body: unknown;
   try {
@@ -182,12 +183,5 @@ function parse(msg: JsMsg): ClickRecord[] | null {
   } catch {
     return null;
   }
-  const records = Array.isArray(body) ? (body as unknown[]) : [body];
-  return records.length > 0 && records.every(isClickRecord) ? records : null;
-}
-
-function isClickRecord(value: unknown): value is ClickRecord {
-  const record = value as Partial<ClickRecord> | null;
-  if (typeof record?.id !== 'string' || typeof record.workspace_id !== 'string' || typeof record.link_id !== 'string') return false;
-  return typeof record.ts === 'string' && !Number.isNaN(Date.parse(record.ts)) && typeof record.decision === 'object' && record.decision !== null;
+  return decodeClicks(body);
 }

@@ -7,6 +7,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import type { ClickRecord } from './click-record.ts';
+import { encodeClicks } from './click-wire.ts';
 
 export interface ClickPublisherOptions {
   nats: Nats;
@@ -196,7 +197,7 @@ export class ClickPublisher {
       // The stream drops a second message with the same id (a retry of the same batch after a lost ack) within its
       // duplicate window; a batch re-formed differently is de-duplicated by click id when ingested.
       h.set('Nats-Msg-Id', clicks.length === 1 ? first.id : `${first.id}+${clicks.length}`);
-      this.o.nats.nc.publish(this.o.nats.subjects.click(first.workspace_id), JSON.stringify(clicks.length === 1 ? first : clicks), {
+      this.o.nats.nc.publish(this.o.nats.subjects.click(first.workspace_id), encodeClicks(first.workspace_id, clicks), {
         reply: `${this.inbox()}.${seq}`,
         headers: h,
       });

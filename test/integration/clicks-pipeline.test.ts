@@ -11,6 +11,7 @@ import type { Invalidation } from '../../src/platform/cache-bus.ts';
 import type { ClickRecord } from '../../src/clicks/click-record.ts';
 import { ClickIds } from '../../src/clicks/click-id.ts';
 import { ClickPublisher } from '../../src/clicks/publisher.ts';
+import { decodeClicks } from '../../src/clicks/click-wire.ts';
 import { ClickStore } from '../../src/clicks/click.store.ts';
 import { ClickIngestor, type BatchHook } from '../../src/clicks/ingest.ts';
 import { RotatorCounters } from '../../src/clicks/counters.ts';
@@ -96,8 +97,7 @@ async function clicksInStream(nats: Nats): Promise<string[]> {
   const consumer = await nats.js.consumers.get(stream);
   const messages = await consumer.fetch({ max_messages: left, expires: 5000 });
   for await (const msg of messages) {
-    const body = msg.json<ClickRecord | ClickRecord[]>();
-    for (const click of Array.isArray(body) ? body : [body]) ids.push(click.id);
+    for (const click of decodeClicks(msg.json<unknown>()) ?? []) ids.push(click.id);
     if (--left === 0) break;
   }
   return ids;
