@@ -1,10 +1,22 @@
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Db, type WriteError } from 'mongodb';
 import type { ClickRecord } from './click-record.ts';
 
+/** The decision taken, with the snake_case field names every stored document and API uses. */
+export interface StoredDecision {
+  step: ClickRecord['decision']['step'];
+  rule_id: string | null;
+  workspace_rule: boolean;
+  targeting_index: number | null;
+  variant_index: number | null;
+  destination_id: string | null;
+  rotator_fallback: boolean;
+}
+
 /** One document per click; `_id` is the click id, so a redelivered message cannot add a second row. */
-export interface ClickDoc extends Omit<ClickRecord, 'id' | 'ts'> {
+export interface ClickDoc extends Omit<ClickRecord, 'id' | 'ts' | 'decision'> {
   _id: string;
   ts: Date;
+  decision: StoredDecision;
   /** False until the click is in the counters: a batch whose counting failed is counted when it is redelivered. */
   counted: boolean;
 }
@@ -38,8 +50,17 @@ export function utcDay(date: Date): string {
 }
 
 export function toClickDoc(click: ClickRecord): ClickDoc {
-  const { id, ts, ...rest } = click;
-  return { _id: id, ts: new Date(ts), ...rest, counted: false };
+  const { id, ts, decision: d, ...rest } = click;
+  const decision: StoredDecision = {
+    step: d.step,
+    rule_id: d.ruleId,
+    workspace_rule: d.workspaceRule,
+    targeting_index: d.targetingIndex,
+    variant_index: d.variantIndex,
+    destination_id: d.destinationId,
+    rotator_fallback: d.rotatorFallback,
+  };
+  return { _id: id, ts: new Date(ts), ...rest, decision, counted: false };
 }
 
 function counterId(kind: CounterKind, linkId: string, key: string, day: string | null): string {
