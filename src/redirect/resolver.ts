@@ -35,6 +35,12 @@ export interface ResolverOptions {
 
 export type CacheOutcome = 'hit' | 'miss' | 'negative_hit';
 
+/** How long an entry served past its TTL (the database failing) is trusted before the database is asked again. */
+const STALE_RETRY_MS = 5_000;
+/** How long a visitor waits for the database when an expired entry could answer instead. */
+const DB_PATIENCE_MS = 500;
+const TIMED_OUT = Symbol('timed out');
+
 /**
  * Host + slug → link, in three in-process caches (domains by Host header, links by `hostname/slug`, workspace
  * settings by id), each dropped by the `cache.invalidate` broadcast and bounded by a TTL as a safety net. "Not
@@ -51,6 +57,8 @@ export class LinkResolver {
   private readonly defaultHost: string;
   /** Bumped by every invalidation: a load that started before one must not store what it read. */
   private epoch = 0;
+  private staleServed = 0;
+  private lastStaleWarning = 0;
   lastOutcome: CacheOutcome = 'miss';
 
   constructor(options: ResolverOptions) {
@@ -118,30 +126,64 @@ export class LinkResolver {
     const cached = this.links.get(linkKey);
     if (cached && cached.expiresAt > now) return cached.value;
 
-    const link = await this.o.links.findBySlug(domain.id, slug);
-    let resolved: ResolvedLink | null = null;
-    if (link) {
-      resolved = { link, compiled: compileLink(link) };
+    const read = await this.orStale(this.links, linkKey, now, async () => {
+      const link = await this.o.links.findBySlug(domain.id, slug);
+      return link ? { link, compiled: compileLink(link) } : null;
+    });
+    if (!read.stale && epoch === this.epoch) this.store(this.links, linkKey, read.value, now);
+    return read.value;
+  }
+
+  /**
+   * Reads from MongoDB; when that fails, or is slower than DB_PATIENCE_MS, and an expired entry is still held, serves
+   * it a little longer instead: a link that resolved minutes ago keeps redirecting through a database outage (a
+   * change would have dropped the entry through the broadcast). Without an entry the read stands, however it ends.
+   */
+  private async orStale<T>(map: Map<string, Cached<T | null>>, key: string, now: number, read: () => Promise<T | null>): Promise<{ value: T | null; stale: boolean }> {
+    const attempt = read();
+    const held = map.get(key);
+    if (held === undefined) return { value: await attempt, stale: false };
+    let timer: NodeJS.Timeout | undefined;
+    const patience = new Promise<typeof TIMED_OUT>((resolve) => {
+      timer = setTimeout(() => resolve(TIMED_OUT), DB_PATIENCE_MS);
+    });
+    let failure: unknown;
+    try {
+      const result = await Promise.race([attempt, patience]);
+      if (result !== TIMED_OUT) return { value: result, stale: false };
+      failure = new Error(`no answer within ${DB_PATIENCE_MS} ms`);
+      attempt.catch(() => undefined);
+    } catch (error) {
+      failure = error;
+    } finally {
+      clearTimeout(timer);
     }
-    if (epoch === this.epoch) this.store(this.links, linkKey, resolved, now);
-    return resolved;
+    held.expiresAt = now + STALE_RETRY_MS;
+    this.staleServed++;
+    if (now - this.lastStaleWarning > 10_000) {
+      this.lastStaleWarning = now;
+      this.o.logger.warn({ err: failure, stale_served: this.staleServed }, 'database unavailable: serving cached entries past their TTL');
+    }
+    return { value: held.value, stale: true };
   }
 
   private async domainOf(host: string, now: number, epoch: number): Promise<DomainRef | null> {
     const cached = this.domains.get(host);
     if (cached && cached.expiresAt > now) return cached.value;
-    let value: DomainRef | null = null;
     const bare = host.replace(/:\d+$/, '');
     if (host === this.defaultHost || bare === this.defaultHost) {
-      value = { id: DEFAULT_DOMAIN_ID, hostname: this.defaultHost };
-    } else {
+      const value = { id: DEFAULT_DOMAIN_ID, hostname: this.defaultHost };
+      this.store(this.domains, host, value, now);
+      return value;
+    }
+    const read = await this.orStale(this.domains, host, now, async () => {
       const doc = await this.o.db
         .collection<{ _id: string; hostname: string; status: string }>('domains')
         .findOne({ hostname: bare, status: 'active' }, { projection: { _id: 1, hostname: 1 } });
-      if (doc) value = { id: doc._id, hostname: doc.hostname };
-    }
-    if (epoch === this.epoch) this.store(this.domains, host, value, now);
-    return value;
+      return doc ? { id: doc._id, hostname: doc.hostname } : null;
+    });
+    if (!read.stale && epoch === this.epoch) this.store(this.domains, host, read.value, now);
+    return read.value;
   }
 
   /** The workspace's compiled redirect settings when cached and fresh, else undefined. */
@@ -160,11 +202,14 @@ export class LinkResolver {
   }
 
   private async fetchWorkspace(workspaceId: string, now: number, epoch: number): Promise<CompiledWorkspace | null> {
-    const settings = await loadRedirectSettings(this.o.db, workspaceId);
-    const value = settings ? compileWorkspace(settings) : null;
-    if (epoch === this.epoch) this.store(this.workspaces, workspaceId, value, now);
-    return value;
+    const read = await this.orStale(this.workspaces, workspaceId, now, async () => {
+      const settings = await loadRedirectSettings(this.o.db, workspaceId);
+      return settings ? compileWorkspace(settings) : null;
+    });
+    if (!read.stale && epoch === this.epoch) this.store(this.workspaces, workspaceId, read.value, now);
+    return read.value;
   }
+
 
   private store<T>(map: Map<string, Cached<T | null>>, key: string, value: T | null, now: number): void {
     const ttl = value === null ? this.o.negativeTtlMs : this.o.ttlMs;
