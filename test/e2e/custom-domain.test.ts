@@ -5,9 +5,8 @@ import { expect } from 'chai';
 import { get } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
-import { NATS_URL, testEnv } from '../helpers/env.ts';
+import { NATS_URL, shortLinkEnv } from '../helpers/env.ts';
 import { startApi, startRedirect, startWorker, type RunningApi, type RunningRedirect, type RunningWorker } from '../helpers/api.ts';
-import { freePort } from '../helpers/processes.ts';
 import { Tenants } from '../helpers/tenants.ts';
 import { callApi, type Reply } from '../helpers/http.ts';
 import { startKubeApiServer, type KubeApiServer, type KubeObject } from '../helpers/kube-apiserver.ts';
@@ -63,16 +62,13 @@ describe('Custom domain: API → operator → worker → redirect', function () 
     kube = await startKubeApiServer();
     kubeConfig = kube.kubeConfig();
     dns = await TestDns.start();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const env = testEnv(mongo, {
-      SHORT_LINK_BASE_URL: base,
-      REDIRECT_PORT: String(port),
+    let env: Record<string, string>;
+    ({ env, base } = await shortLinkEnv(mongo, {
       DOMAINS_KUBE: 'kubeconfig',
       KUBECONFIG: kube.kubeconfigFile(),
       DOMAIN_NAMESPACE: NAMESPACE,
       DOMAIN_CNAME_TARGET: CNAME_TARGET,
-    });
+    }));
     api = await startApi(env);
     worker = await startWorker(env);
     redirect = await startRedirect(env);

@@ -5,9 +5,8 @@ import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
-import { testEnv } from '../helpers/env.ts';
+import { shortLinkEnv } from '../helpers/env.ts';
 import { startApi, startRedirect, type RunningApi, type RunningRedirect } from '../helpers/api.ts';
-import { freePort } from '../helpers/processes.ts';
 import { Tenants } from '../helpers/tenants.ts';
 import { callApi, type Json } from '../helpers/http.ts';
 import { launchBrowser, watchCspViolations, type TestBrowser } from '../helpers/browser.ts';
@@ -28,9 +27,8 @@ describe('Redirect interstitials in Chromium', function () {
 
   before(async () => {
     mongo = await startTestMongo();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const env = testEnv(mongo, { SHORT_LINK_BASE_URL: base, REDIRECT_PORT: String(port) });
+    let env: Record<string, string>;
+    ({ env, base } = await shortLinkEnv(mongo));
     api = await startApi(env);
     redirect = await startRedirect(env);
     tenants = await Tenants.open(mongo);

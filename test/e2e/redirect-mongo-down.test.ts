@@ -4,9 +4,8 @@
 import { expect } from 'chai';
 import { startDevDb, type DevDb } from '../../src/devdb/index.ts';
 import { randomBase62 } from '../../src/platform/ids.ts';
-import { testEnv } from '../helpers/env.ts';
+import { shortLinkEnv } from '../helpers/env.ts';
 import { startApi, startRedirect, type RunningApi, type RunningRedirect } from '../helpers/api.ts';
-import { freePort } from '../helpers/processes.ts';
 import { Tenants } from '../helpers/tenants.ts';
 import { callApi } from '../helpers/http.ts';
 
@@ -21,9 +20,8 @@ describe('Redirects while MongoDB is down', function () {
   before(async () => {
     devdb = await startDevDb({ port: 0 });
     const mongo = { uri: devdb.uri, dbName: `lp_test_${randomBase62(10)}`, stop: () => devdb.stop() };
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const env = testEnv(mongo, { SHORT_LINK_BASE_URL: base, REDIRECT_PORT: String(port), REDIRECT_CACHE_TTL_MS: '200' });
+    let env: Record<string, string>;
+    ({ env, base } = await shortLinkEnv(mongo, { REDIRECT_CACHE_TTL_MS: '200' }));
     api = await startApi(env);
     redirect = await startRedirect(env);
     const tenants = await Tenants.open(mongo);

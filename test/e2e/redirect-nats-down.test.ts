@@ -3,9 +3,8 @@
 import { expect } from 'chai';
 import { MongoClient, type Db } from 'mongodb';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
-import { testEnv } from '../helpers/env.ts';
+import { shortLinkEnv } from '../helpers/env.ts';
 import { startApi, startRedirect, startWorker, type RunningApi, type RunningRedirect, type RunningWorker } from '../helpers/api.ts';
-import { freePort } from '../helpers/processes.ts';
 import { OwnNatsServer } from '../helpers/nats-server.ts';
 import { Tenants } from '../helpers/tenants.ts';
 import { callApi } from '../helpers/http.ts';
@@ -27,15 +26,12 @@ describe('Redirects while NATS is down', function () {
   before(async () => {
     mongo = await startTestMongo();
     nats = await OwnNatsServer.start();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const env = testEnv(mongo, {
+    let env: Record<string, string>;
+    ({ env, base } = await shortLinkEnv(mongo, {
       NATS_URL: nats.url,
-      SHORT_LINK_BASE_URL: base,
-      REDIRECT_PORT: String(port),
       CLICK_BUFFER_MAX: String(BUFFER),
       CLICK_BATCH_WAIT_MS: '20',
-    });
+    }));
     api = await startApi(env);
     redirect = await startRedirect(env);
     worker = await startWorker(env);

@@ -4,9 +4,8 @@ import { expect } from 'chai';
 import { get } from 'node:http';
 import { MongoClient, type Db } from 'mongodb';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
-import { testEnv } from '../helpers/env.ts';
+import { shortLinkEnv } from '../helpers/env.ts';
 import { startApi, startRedirect, startWorker, type RunningApi, type RunningRedirect, type RunningWorker } from '../helpers/api.ts';
-import { freePort } from '../helpers/processes.ts';
 import { Tenants } from '../helpers/tenants.ts';
 import { callApi, type Json, type Reply } from '../helpers/http.ts';
 import { ClickIds } from '../../src/clicks/click-id.ts';
@@ -69,16 +68,12 @@ describe('Redirect service end to end', function () {
 
   before(async () => {
     mongo = await startTestMongo();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    env = testEnv(mongo, {
-      SHORT_LINK_BASE_URL: base,
-      REDIRECT_PORT: String(port),
+    ({ env, base } = await shortLinkEnv(mongo, {
       TRUST_EDGE_HEADERS: 'true',
       COUNTER_REFRESH_MS: '100',
       PASSWORD_MAX_ATTEMPTS: '3',
       CLICK_BATCH_WAIT_MS: '20',
-    });
+    }));
     api = await startApi(env);
     redirect = await startRedirect(env);
     worker = await startWorker(env);

@@ -1,5 +1,6 @@
 import { randomBase62 } from '../../src/platform/ids.ts';
 import type { TestMongo } from './mongo.ts';
+import { freePort } from './processes.ts';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 
@@ -29,4 +30,14 @@ export function testEnv(mongo: TestMongo, overrides: Record<string, string> = {}
     OUTBOX_POLL_MS: '50',
     ...overrides,
   };
+}
+
+/**
+ * `testEnv` for tests that follow short URLs: the redirect listens on a port chosen here, and the default short
+ * domain is that address, so a short URL the api returns is one the test can fetch. `base` is its origin.
+ */
+export async function shortLinkEnv(mongo: TestMongo, overrides: Record<string, string> = {}): Promise<{ env: Record<string, string>; base: string }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  return { env: testEnv(mongo, { SHORT_LINK_BASE_URL: base, REDIRECT_PORT: String(port), ...overrides }), base };
 }
