@@ -62,8 +62,11 @@ export interface Config {
     readonly clickBufferMax: number;
     /** How often rotator click counts and destination health are re-read from MongoDB. */
     readonly counterRefreshMs: number;
-    /** One request-log line per redirect (the click record already holds every redirect). */
-    readonly accessLog: boolean;
+    /**
+     * Also write a request-log line for visits recorded as clicks (successful GETs). Off by default: the click on
+     * the CLICKS stream is that request's record, with more in it; errors, 4xx, POST and HEAD are always logged.
+     */
+    readonly accessLogClicks: boolean;
   };
   /** Click ingestion in the worker. */
   readonly clicks: { readonly batchSize: number; readonly batchWaitMs: number; readonly healthCheckIntervalMs: number };
@@ -278,7 +281,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       passwordAttemptWindowMs: r.int('PASSWORD_ATTEMPT_WINDOW_MS', 900_000, 1_000, 86_400_000),
       clickBufferMax: r.int('CLICK_BUFFER_MAX', 100_000, 1, 10_000_000),
       counterRefreshMs: r.int('COUNTER_REFRESH_MS', 2_000, 50, 600_000),
-      accessLog: r.boolean('REDIRECT_ACCESS_LOG', true),
+      accessLogClicks: r.boolean('REDIRECT_ACCESS_LOG_CLICKS', false),
     },
     clicks: {
       batchSize: r.int('CLICK_BATCH_SIZE', 500, 1, 10_000),

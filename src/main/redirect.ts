@@ -91,7 +91,8 @@ export function buildRedirect(infra: Infra): RedirectService {
         counters,
         attempts,
         metrics: redirectMetrics,
-        access: config.redirect.accessLog ? infra.access : () => undefined,
+        access: infra.access,
+        accessLogClicks: config.redirect.accessLogClicks,
         requestDuration: metrics.requestDuration,
       });
       counters.start();

@@ -60,8 +60,8 @@ export interface RunningRedirect {
 }
 
 /** The redirect composition root in this process, on a real socket (REDIRECT_PORT from the env, or ephemeral). */
-export async function startRedirect(env: Record<string, string>): Promise<RunningRedirect> {
-  const infra = await openInfra(loadConfig('redirect', env), env.MONGODB_URI!, { logDestination: discard });
+export async function startRedirect(env: Record<string, string>, logDestination: NodeJS.WritableStream = discard): Promise<RunningRedirect> {
+  const infra = await openInfra(loadConfig('redirect', env), env.MONGODB_URI!, { logDestination });
   const redirect = buildRedirect(infra);
   await redirect.start();
   return {
