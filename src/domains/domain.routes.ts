@@ -38,6 +38,7 @@ export function domainRoutes(domains: DomainService): RouteSpec[] {
       auth: write,
       body: DomainCreateSchema,
       errors: ['plan_restricted', 'quota_exceeded', 'conflict', 'not_configured'],
+      upstream: true,
       responses: [{ status: 201, description: 'The domain, `pending_verification`, with the DNS records to set', schema: DomainSchema }],
       handler: async (ctx, { body }) => {
         const created = await domains.create(workspaceOf(ctx), body);
@@ -70,6 +71,7 @@ export function domainRoutes(domains: DomainService): RouteSpec[] {
         '`invalid_request`).',
       auth: write,
       responses: [{ status: 204, description: 'Disconnected' }],
+      upstream: true,
       handler: async (ctx, { params }) => {
         await domains.delete(workspaceOf(ctx), params.id!);
         ctx.status = 204;

@@ -1,7 +1,7 @@
 // The api's side of the operator contract: it creates and deletes `Domain` objects; the operator does the rest
 // (DNS verification, certificate, route) and reports back over NATS. Nothing else in the api talks to Kubernetes.
 import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { AppError } from '../platform/errors.ts';
+import { UpstreamError } from '../platform/errors.ts';
 import type { Config } from '../config/config.ts';
 
 export const DOMAIN_GROUP = 'linkplane.io';
@@ -27,10 +27,10 @@ export interface DomainObject {
 }
 
 /** The cluster refused or could not be reached; the request may be retried (answered `internal`). */
-export class ClusterError extends AppError {
+export class ClusterError extends UpstreamError {
   readonly operation: string;
   constructor(operation: string, cause: unknown) {
-    super('internal', `The Kubernetes API failed to ${operation} the Domain object; retry later.`, { cause });
+    super('kubernetes', `The Kubernetes API failed to ${operation} the Domain object; retry later.`, cause);
     this.operation = operation;
   }
 }

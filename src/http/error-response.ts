@@ -1,7 +1,7 @@
 import {
   AppError,
   MethodNotAllowedError,
-  PayloadTooLargeError,
+  PayloadTooLargeError, UpstreamError,
   RateLimitedError,
   type ErrorCode,
   type ErrorDetail,
@@ -62,6 +62,7 @@ export function toErrorResponse(error: unknown, docsBaseUrl: string): ErrorRespo
     headers.Allow = error.allowed.join(', ');
   }
   if (error instanceof PayloadTooLargeError) status = 413;
+  if (error instanceof UpstreamError) status = 502;
   return envelope(error.code, status, error.message, error.details, headers, docsBaseUrl, status >= 500 && error.code === 'internal');
 }
 

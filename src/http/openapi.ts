@@ -176,6 +176,7 @@ function responses(route: RouteSpec, schemas: SchemaComponents, traits: { authen
     if (!Object.hasOwn(ERROR_CATALOGUE, code)) throw new Error(`OpenAPI: ${route.operationId} declares the unknown error code ${code}`);
     errors.add(ERROR_CATALOGUE[code as ErrorCode].status);
   }
+  if (route.upstream) errors.add(502);
   for (const status of errors) if (!byStatus.has(status)) byStatus.set(status, errorResponse(status, authenticated));
 
   return Object.fromEntries([...byStatus.entries()].sort(([a], [b]) => a - b).map(([status, response]) => [String(status), response]));
@@ -253,6 +254,7 @@ const ERROR_RESPONSES: Record<number, string> = {
   422: 'UnprocessableEntity',
   429: 'RateLimited',
   500: 'Internal',
+  502: 'BadGateway',
   503: 'NotConfigured',
 };
 

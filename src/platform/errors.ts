@@ -141,6 +141,15 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/** A platform dependency (the Kubernetes API, say) failed or refused: `internal`, answered 502 (spec part 7). */
+export class UpstreamError extends AppError {
+  readonly dependency: string;
+  constructor(dependency: string, message: string, cause: unknown) {
+    super('internal', message, { cause });
+    this.dependency = dependency;
+  }
+}
+
 export class NotConfiguredError extends AppError {
   constructor(capability: string) {
     super('not_configured', `${capability} is not configured in this environment.`);

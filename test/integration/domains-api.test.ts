@@ -188,7 +188,7 @@ describe('Domains API over HTTP', function () {
       const hostname = uniqueHost();
       kube.failRequests({ method: 'POST', path: `/apis/linkplane.io/v1alpha1/namespaces/${NAMESPACE}/domains`, code: 500 });
       const res = await connect(key, hostname);
-      expect(res.status).to.equal(500);
+      expect(res.status).to.equal(502);
       expect(res.body.error!.code).to.equal('internal');
       expect(await docs().countDocuments({ workspace_id: workspaceId })).to.equal(0);
       expect(domainObject(hostname)).to.equal(undefined);
@@ -332,7 +332,9 @@ describe('Domains API over HTTP', function () {
       const hostname = uniqueHost();
       const created = (await connect(key, hostname)).body;
       kube.failRequests({ method: 'DELETE', path: `/apis/linkplane.io/v1alpha1/namespaces/${NAMESPACE}/domains/${hostname}`, code: 500 });
-      expect((await call(key, 'DELETE', `/domains/${String(created.id)}`)).status).to.equal(500);
+      const refused = await call(key, 'DELETE', `/domains/${String(created.id)}`);
+      expect(refused.status).to.equal(502);
+      expect(refused.body.error!.code).to.equal('internal');
       expect(await docs().countDocuments({ _id: created.id as string })).to.equal(1);
       expect((await call(key, 'DELETE', `/domains/${String(created.id)}`)).status).to.equal(204);
       expect(domainObject(hostname)).to.equal(undefined);
