@@ -106,7 +106,18 @@ export async function redirectBench(options: BenchOptions): Promise<Record<strin
       not_302: s.reduce((n, x) => n + x.non2xx + x.errors, 0),
     }));
     const rate = (name: string) => rows.find((r) => r.target === name)!.rps;
-    const clicks = await publishedClicks(`http://127.0.0.1:${redirectPort}/metrics`);
+    const clicks = await metricValue(`http://127.0.0.1:${redirectPort}/metrics`, 'linkplane_clicks_published_total');
+
+    // Ingestion: a worker drains the backlog of clicks the rounds left on CLICKS into this run's devdb.
+    const workerPort = await freePort();
+    const workerMetrics = `http://127.0.0.1:${workerPort}/metrics`;
+    children.push(await startChild('src/main/run.ts', ['worker'], { ...env, WORKER_PORT: String(workerPort) }, `http://127.0.0.1:${workerPort}/readyz`));
+    const ingestSeconds = Number(process.env.BENCH_INGEST_SECONDS ?? 10);
+    await new Promise((r) => setTimeout(r, 2000)); // past the consumer's start
+    const before = await metricValue(workerMetrics, 'linkplane_clicks_ingested_total');
+    await new Promise((r) => setTimeout(r, ingestSeconds * 1000));
+    const ingested = (await metricValue(workerMetrics, 'linkplane_clicks_ingested_total')) - before;
+    console.error(`ingestion: ${Math.round(ingested / ingestSeconds)} clicks/s into devdb`);
     return {
       rows,
       ratios: {
@@ -118,6 +129,7 @@ export async function redirectBench(options: BenchOptions): Promise<Record<strin
         rules20_vs_koa_per_round_median: pairedMedian(samples.get('redirect 20 rules')!, samples.get('koa 302')!),
       },
       clicks_published: clicks,
+      ingestion_clicks_per_second_devdb: Math.round(ingested / ingestSeconds),
       target: 'plain ≥ 85 % and 20 rules ≥ 65 % of koa; p99 < 5 ms at 50 connections',
     };
   } finally {
@@ -135,10 +147,10 @@ async function withJsm<T>(work: (jsm: Awaited<ReturnType<typeof jetstreamManager
   }
 }
 
-/** Clicks the redirect published (acknowledged by JetStream) during the run: proof that capture was on. */
-async function publishedClicks(metricsUrl: string): Promise<number> {
+/** A counter of a process's /metrics (clicks published by the redirect, ingested by the worker). */
+async function metricValue(metricsUrl: string, name: string): Promise<number> {
   const text = await (await fetch(metricsUrl)).text();
-  return Number(/^linkplane_clicks_published_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? -1);
+  return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, 'm').exec(text)?.[1] ?? -1);
 }
 
 function deleteStreams(prefix: string): Promise<void> {

@@ -44,7 +44,9 @@ export class ClickIngestor {
   private running = false;
   private loop: Promise<void> | null = null;
   private messages: ConsumerMessages | null = null;
-  private pending: JsMsg[] = [];
+  /** Messages in hand, each with its clicks (decoded once on arrival; null: malformed). */
+  private pending: Array<{ msg: JsMsg; clicks: ClickRecord[] | null }> = [];
+  private pendingClicks = 0;
   private timer: NodeJS.Timeout | null = null;
   private chain: Promise<void> = Promise.resolve();
 
@@ -98,14 +100,17 @@ export class ClickIngestor {
     while (this.running) {
       try {
         const consumer = await this.o.nats.js.consumers.get(this.stream, CLICK_INGEST_DURABLE);
-        const messages = await consumer.consume({ max_messages: this.o.batchSize * 2 });
+        // A message may hold hundreds of clicks (the publisher batches them): a few messages make a batch.
+        const messages = await consumer.consume({ max_messages: Math.max(16, Math.ceil(this.o.batchSize / 8)) });
         this.messages = messages;
         if (!this.running) messages.stop();
         for await (const msg of messages) {
           failures = 0;
-          this.pending.push(msg);
+          const clicks = parse(msg);
+          this.pending.push({ msg, clicks });
+          this.pendingClicks += clicks?.length ?? 0;
           // Waiting here for a full batch to be written is the back-pressure: at most two batches are in hand.
-          if (this.pending.length >= this.o.batchSize) await this.flush();
+          if (this.pendingClicks >= this.o.batchSize) await this.flush();
           else this.timer ??= setTimeout(() => void this.flush(), this.o.batchWaitMs);
         }
         this.messages = null;
@@ -126,6 +131,7 @@ export class ClickIngestor {
     this.timer = null;
     const batch = this.pending;
     this.pending = [];
+    this.pendingClicks = 0;
     if (batch.length > 0) {
       this.chain = this.chain
         .then(() => this.process(batch))
@@ -134,13 +140,12 @@ export class ClickIngestor {
     return this.chain;
   }
 
-  private async process(batch: JsMsg[]): Promise<void> {
+  private async process(batch: Array<{ msg: JsMsg; clicks: ClickRecord[] | null }>): Promise<void> {
     const records: ClickRecord[] = [];
     const messages: JsMsg[] = [];
-    for (const msg of batch) {
-      const parsed = parse(msg);
-      if (parsed) {
-        records.push(...parsed);
+    for (const { msg, clicks } of batch) {
+      if (clicks) {
+        records.push(...clicks);
         messages.push(msg);
       } else {
         this.o.logger.error({ seq: msg.seq, subject: msg.subject }, 'malformed click message dropped');
@@ -156,6 +161,7 @@ export class ClickIngestor {
         for (const hook of this.o.counting ?? []) await hook(chunk);
         await this.o.store.markCounted(chunk);
         counted.push(...chunk);
+        this.ingested.inc(chunk.length);
       }
     } catch (error) {
       this.failures.inc();
@@ -163,7 +169,6 @@ export class ClickIngestor {
       for (const msg of messages) msg.nak(this.o.retryDelayMs ?? 1000);
       return;
     }
-    this.ingested.inc(counted.length);
     for (const msg of messages) msg.ack();
     for (const hook of this.o.derived ?? []) {
       try {
