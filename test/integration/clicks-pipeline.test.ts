@@ -117,7 +117,7 @@ interface Pipeline {
 /** A database of the test's own, NATS streams of its own, and an ingestor over them. */
 async function aPipeline(
   db: Db,
-  options: { url?: string; store?: ClickStore; batchSize?: number; counting?: BatchHook[]; derived?: BatchHook[] } = {},
+  options: { url?: string; store?: ClickStore; batchSize?: number; batchWaitMs?: number; counting?: BatchHook[]; derived?: BatchHook[] } = {},
 ): Promise<Pipeline> {
   const nats = await connectNats({ url: options.url ?? NATS_URL, prefix: natsPrefix(), name: 'clicks-test', logger });
   await provisionStreams(nats, 3_600_000);
@@ -130,7 +130,7 @@ async function aPipeline(
     logger,
     registry,
     batchSize: options.batchSize ?? 10,
-    batchWaitMs: 40,
+    batchWaitMs: options.batchWaitMs ?? 40,
     retryDelayMs: 100,
     ...(options.counting ? { counting: options.counting } : {}),
     ...(options.derived ? { derived: options.derived } : {}),
@@ -201,6 +201,16 @@ describe('click capture and ingestion (real NATS, MongoDB protocol)', function (
       expect(batches.length, 'fewer writes than clicks').to.be.below(35);
       expect(await metric(registry, 'linkplane_clicks_published_total')).to.equal(35);
       expect(publisher.depth()).to.equal(0);
+    });
+
+    it('writes a batch as soon as batchSize clicks are in hand, however few messages carry them', async () => {
+      const db = aDb();
+      // No timer will flush within the test: only a full batch of clicks can.
+      const { nats, store } = await started(db, { batchSize: 100, batchWaitMs: 600_000 });
+      const { publisher } = aPublisher(nats);
+      // Recorded in one turn: they travel as one message of 100 clicks.
+      for (let i = 0; i < 100; i++) publisher.record(aClick());
+      await until(async () => (await store.clicks.countDocuments()) === 100 || false, 10_000, 'a full batch of clicks written');
     });
 
     it('flush() resolves with nothing left once every held click is acknowledged', async () => {
