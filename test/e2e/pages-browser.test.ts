@@ -78,6 +78,8 @@ async function until(condition: () => boolean): Promise<void> {
  */
 async function landsOn(page: Page, url: string): Promise<void> {
   await page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame() && frame.url() === url });
+  // Landed means loaded: closing the context while that navigation is still committing can hang Chromium's teardown.
+  await page.waitForLoadState('load');
 }
 
 function send(res: ServerResponse, page: PageResponse, extraHeaders: Record<string, string> = {}): void {
