@@ -5,7 +5,7 @@ import type { ApiContext, ApiState } from '../http/context.ts';
 import { observe } from '../http/observe.ts';
 import { opsEndpoints } from '../http/ops.ts';
 import { InFlight, listen, type HttpServer } from '../platform/http-server.ts';
-import { errorPage, notFoundPage, plainPageHeaders } from '../redirect/pages.ts';
+import { errorResponse, notFoundResponse } from '../redirect/pages.ts';
 import { LinkResolver } from '../redirect/resolver.ts';
 import { VisitorProfiler } from '../redirect/visitor.ts';
 import { RedirectHandler } from '../redirect/redirect.handler.ts';
@@ -57,9 +57,9 @@ export function buildRedirect(infra: Infra): RedirectService {
         redirectMetrics.outcome('error');
         ctx.status = 500;
         if (ctx.res.headersSent) return;
-        ctx.respond = true;
-        ctx.set({ ...plainPageHeaders(), 'Content-Type': 'text/html; charset=utf-8' });
-        ctx.body = errorPage();
+        const page = errorResponse();
+        ctx.set(page.headers);
+        ctx.body = page.html;
       },
       inFlight,
     ),
@@ -68,9 +68,10 @@ export function buildRedirect(infra: Infra): RedirectService {
   let profiler: VisitorProfiler | null = null;
   app.use(opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping(), nats: nats.isConnected() })));
   app.use((ctx: ApiContext) => {
-    ctx.status = 404;
-    ctx.set({ ...plainPageHeaders(), 'Content-Type': 'text/html; charset=utf-8' });
-    ctx.body = notFoundPage();
+    const page = notFoundResponse();
+    ctx.status = page.status;
+    ctx.set(page.headers);
+    ctx.body = page.html;
   });
 
   let server: HttpServer | null = null;

@@ -40,6 +40,16 @@ export function plainPageHeaders(): Record<string, string> {
   return securityHeaders({ styleHashes: [PLAIN_STYLE_HASH] });
 }
 
+/** The 404 as a response: the one answer for an unknown slug, an unknown host and a `block` 404 rule. */
+export function notFoundResponse(): PageResponse {
+  return { status: 404, headers: plainPageHeaders(), html: notFoundPage() };
+}
+
+/** Our own failure as a response (500). */
+export function errorResponse(): PageResponse {
+  return { status: 500, headers: plainPageHeaders(), html: errorPage() };
+}
+
 // Contrast (WCAG AA at least): text #1b1b1b and links/buttons #0b57d0 on white, white on #0b57d0, errors #b3261e.
 const STYLE = `*{box-sizing:border-box}
 body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1b1b;background:#fff;margin:0}

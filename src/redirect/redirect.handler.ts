@@ -21,7 +21,8 @@ import type { RedirectMetrics, RedirectOutcomeLabel } from './redirect.metrics.t
 import type { PasswordAttempts } from './password-attempts.ts';
 import { SignedTokens } from './signed-token.ts';
 import { readCookies, setCookie } from './cookies.ts';
-import { actionPage, appLauncherPage, errorPage, gonePage, notFoundPage, passwordPage, plainPageHeaders, unlockedPage, warnPage, type PageResponse } from './pages.ts';
+import { actionPage, appLauncherPage, errorResponse, gonePage, notFoundResponse, passwordPage, unlockedPage, warnPage, type PageResponse } from './pages.ts';
+import { clientIp } from './client-ip.ts';
 
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
 const RESERVED: ReadonlySet<string> = new Set(RESERVED_SLUGS);
@@ -33,10 +34,8 @@ const AB_STICKY_SECONDS = 30 * 86_400;
 const ACK_PARAM = 'lp_ack';
 const ACK_TTL_SECONDS = 600;
 const PASSWORD_BODY_LIMIT = 4096;
-const NOT_FOUND_HTML = notFoundPage();
-const ERROR_HTML = errorPage();
-const ERROR_HEADERS = { ...plainPageHeaders(), 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': String(Buffer.byteLength(ERROR_HTML)) };
-const NOT_FOUND_HEADERS = { ...plainPageHeaders(), 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': String(Buffer.byteLength(NOT_FOUND_HTML)) };
+const NOT_FOUND = notFoundResponse();
+const ERROR = errorResponse();
 
 export interface RedirectDeps {
   config: Config;
@@ -69,7 +68,13 @@ export class RedirectHandler {
   private readonly d: RedirectDeps;
   private readonly passwordTokens: SignedTokens;
   private readonly ackTokens: SignedTokens;
+  /** Round-robin position per link, in this process (DecisionState.nextRoundRobin). */
   private readonly roundRobin = new Map<string, number>();
+  private readonly nextRoundRobin = (linkId: string, eligible: number): number => {
+    const n = this.roundRobin.get(linkId) ?? 0;
+    this.roundRobin.set(linkId, n + 1);
+    return n % eligible;
+  };
   private readonly secureCookies: boolean;
   private readonly requestIdPrefix = randomBytes(6).toString('base64url');
   private requestCounter = 0;
@@ -160,8 +165,7 @@ export class RedirectHandler {
     this.d.logger.error({ err: error }, 'redirect failed');
     this.d.metrics.outcome('error');
     if (!res.headersSent) {
-      res.writeHead(500, ERROR_HEADERS);
-      res.end(ERROR_HTML);
+      this.write(res, ERROR, []);
     } else {
       res.destroy();
     }
@@ -175,7 +179,7 @@ export class RedirectHandler {
     const { resolver } = this.d;
     const resolved = resolver.peek(host, slug, now);
     if (resolved === undefined) return this.serveCold(req, res, host, slug, rawQuery, now);
-    this.d.metrics.cacheLookup(resolver.lastOutcome);
+    this.d.metrics.cacheLookup(resolved === null ? 'negative_hit' : 'hit');
     if (resolved === null) return this.notFound(res);
     const workspace = resolver.peekWorkspace(resolved.link.workspace_id, now);
     if (workspace === undefined || req.method === 'POST') return this.serveCold(req, res, host, slug, rawQuery, now, resolved);
@@ -257,11 +261,7 @@ export class RedirectHandler {
       stickyDestination: cookies.get(rotatorCookie) ?? null,
       counts: (destinationId) => this.d.counters.counts(link._id, destinationId),
       unhealthy: this.d.counters.unhealthy(link._id),
-      nextRoundRobin: (linkId, eligible) => {
-        const n = this.roundRobin.get(linkId) ?? 0;
-        this.roundRobin.set(linkId, n + 1);
-        return n % eligible;
-      },
+      nextRoundRobin: this.nextRoundRobin,
       random: Math.random,
       // decide() appends it to web destinations only when the workspace tracks conversions.
       clickId,
@@ -326,7 +326,11 @@ export class RedirectHandler {
 
   private page(res: ServerResponse, page: PageResponse, cookies: string[], label: RedirectOutcomeLabel | null): number {
     if (label) this.d.metrics.outcome(label);
-    const headers: Record<string, string | string[]> = { ...page.headers, 'Content-Type': 'text/html; charset=utf-8' };
+    return this.write(res, page, cookies);
+  }
+
+  private write(res: ServerResponse, page: PageResponse, cookies: string[]): number {
+    const headers: Record<string, string | string[]> = { ...page.headers, 'Content-Length': String(Buffer.byteLength(page.html)) };
     if (cookies.length > 0) headers['Set-Cookie'] = cookies;
     res.writeHead(page.status, headers);
     res.end(page.html);
@@ -336,10 +340,9 @@ export class RedirectHandler {
   /** Byte for byte what a `block` rule answering 404 shows: probing cannot tell them apart. */
   private notFound(res: ServerResponse, count = true): number {
     if (count) this.d.metrics.outcome('not_found');
-    res.writeHead(404, NOT_FOUND_HEADERS);
-    res.end(NOT_FOUND_HTML);
-    return 404;
+    return this.write(res, NOT_FOUND, []);
   }
+
 
   private selfUrl(slug: string, rawQuery: string): string {
     return rawQuery === '' ? `/${slug}` : `/${slug}?${rawQuery}`;
@@ -364,7 +367,8 @@ export class RedirectHandler {
       res.end();
       return 303;
     }
-    const visitor = clientAddress(req, this.d.config.redirect.trustedProxyHops);
+    // The address the visitor profile sees, so the limit and the `ip` rules agree on who the visitor is.
+    const visitor = clientIp(req.headers, req.socket.remoteAddress, this.d.config.redirect.trustedProxyHops) ?? 'unknown';
     const actionUrl = this.selfUrl(slug, rawQuery);
     const locked = await this.d.attempts.lockedFor(link._id, visitor, now);
     if (locked > 0) {
@@ -431,15 +435,6 @@ export class RedirectHandler {
 function safeLocation(url: string): string {
    
   return /[^\x21-\x7e]/.test(url) ? encodeURI(url) : url;
-}
-
-/** The address password attempts are counted against (the same one the visitor profile sees). */
-function clientAddress(req: IncomingMessage, hops: number): string {
-  const socket = req.socket.remoteAddress ?? 'unknown';
-  if (hops <= 0) return socket;
-  const forwarded = req.headers['x-forwarded-for'];
-  const list = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? '')).split(',').map((s) => s.trim()).filter(Boolean);
-  return list[list.length - hops] ?? list[0] ?? socket;
 }
 
 async function drain(req: IncomingMessage): Promise<void> {

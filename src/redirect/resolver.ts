@@ -33,8 +33,6 @@ export interface ResolverOptions {
   maxEntries: number;
 }
 
-export type CacheOutcome = 'hit' | 'miss' | 'negative_hit';
-
 /** How long an entry served past its TTL (the database failing) is trusted before the database is asked again. */
 const STALE_RETRY_MS = 5_000;
 /** How long a visitor waits for the database when an expired entry could answer instead. */
@@ -59,7 +57,6 @@ export class LinkResolver {
   private epoch = 0;
   private staleServed = 0;
   private lastStaleWarning = 0;
-  lastOutcome: CacheOutcome = 'miss';
 
   constructor(options: ResolverOptions) {
     this.o = options;
@@ -91,23 +88,18 @@ export class LinkResolver {
     });
   }
 
-  /** The cached answer when there is a fresh one (no promise, no allocation), else undefined. */
+  /** The cached answer when there is a fresh one (no promise, no allocation): null is a remembered miss; undefined, nothing fresh. */
   peek(host: string, slug: string, now: number): ResolvedLink | null | undefined {
     const domain = this.domains.get(host);
     if (domain === undefined || domain.expiresAt <= now) return undefined;
-    if (domain.value === null) {
-      this.lastOutcome = 'negative_hit';
-      return null;
-    }
+    if (domain.value === null) return null;
     const entry = this.links.get(`${domain.value.hostname}/${slug}`);
     if (entry === undefined || entry.expiresAt <= now) return undefined;
-    this.lastOutcome = entry.value === null ? 'negative_hit' : 'hit';
     return entry.value;
   }
 
   /** Resolves from the database (after a `peek` miss). */
   async load(host: string, slug: string): Promise<ResolvedLink | null> {
-    this.lastOutcome = 'miss';
     const key = `${host}\n${slug}`;
     let promise = this.pending.get(key);
     if (!promise) {
