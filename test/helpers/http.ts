@@ -1,3 +1,4 @@
+import { expect } from 'chai';
 import { bearer } from './tenants.ts';
 
 export interface Json {
@@ -26,4 +27,16 @@ export async function callApi(
   const text = await res.text();
   const json = text !== '' && (res.headers.get('content-type') ?? '').includes('json');
   return { status: res.status, headers: res.headers, body: (json ? JSON.parse(text) : {}) as Reply['body'] };
+}
+
+/** The answer is the spec's error envelope with this status and code. */
+export function expectRefused(res: Reply, status: number, code: string): void {
+  expect(res.status, JSON.stringify(res.body)).to.equal(status);
+  expect(res.body.error!.code).to.equal(code);
+}
+
+/** A 422 `validation_failed` naming `path` among its details. */
+export function expectInvalid(res: Reply, path: string): void {
+  expectRefused(res, 422, 'validation_failed');
+  expect(res.body.error!.details!.map((d) => d.path)).to.include(path);
 }

@@ -7,7 +7,7 @@ import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { testEnv, NATS_URL } from '../helpers/env.ts';
 import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants } from '../helpers/tenants.ts';
-import { callApi, type Json, type Reply } from '../helpers/http.ts';
+import { callApi, type Json, type Reply, expectInvalid, expectRefused } from '../helpers/http.ts';
 import { IpListListSchema, IpListSchema } from '../../src/iplists/ip-list.schemas.ts';
 import type { IpListDoc } from '../../src/iplists/ip-list.store.ts';
 
@@ -51,16 +51,6 @@ describe('IP lists API over HTTP', function () {
   const create = (body: Json = anIpList(), as = key) => call('POST', '/ip-lists', body, as);
   const lists = () => tenants.client.db(mongo.dbName).collection<IpListDoc>('ip_lists');
   const aBusinessKey = async () => (await tenants.aWorkspaceKey((await tenants.aWorkspace({ plan_id: 'business' }))._id)).key;
-
-  function expectRefused(res: Reply, status: number, code: string): void {
-    expect(res.status, JSON.stringify(res.body)).to.equal(status);
-    expect(res.body.error!.code).to.equal(code);
-  }
-
-  function expectInvalid(res: Reply, path: string): void {
-    expectRefused(res, 422, 'validation_failed');
-    expect(res.body.error!.details!.map((d) => d.path)).to.include(path);
-  }
 
   describe('create, read, list, update, delete', () => {
     it('answers 201 with an ipl_ id and the Location, and reads back the same list', async () => {

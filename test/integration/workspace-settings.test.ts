@@ -6,7 +6,7 @@ import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { testEnv, NATS_URL } from '../helpers/env.ts';
 import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants } from '../helpers/tenants.ts';
-import { callApi, type Json, type Reply } from '../helpers/http.ts';
+import { callApi, type Json, type Reply, expectInvalid, expectRefused } from '../helpers/http.ts';
 import { items } from '../helpers/link-fixtures.ts';
 import { WorkspaceProfileSchema } from '../../src/workspace/workspace.schemas.ts';
 import { loadRedirectSettings } from '../../src/redirect/settings.ts';
@@ -47,16 +47,6 @@ describe('Workspace redirect settings over HTTP (PATCH /workspace)', function ()
   async function aWorkspaceKey(plan = 'business'): Promise<{ id: string; key: string }> {
     const ws = await tenants.aWorkspace({ plan_id: plan });
     return { id: ws._id, key: (await tenants.aWorkspaceKey(ws._id)).key };
-  }
-
-  function expectRefused(res: Reply, status: number, code: string): void {
-    expect(res.status, JSON.stringify(res.body)).to.equal(status);
-    expect(res.body.error!.code).to.equal(code);
-  }
-
-  function expectInvalid(res: Reply, path: string): void {
-    expectRefused(res, 422, 'validation_failed');
-    expect(res.body.error!.details!.map((d) => d.path)).to.include(path);
   }
 
   describe('reading and changing the settings', () => {
