@@ -3,6 +3,7 @@
 import { Resolver } from 'node:dns/promises';
 import type { DnsRecord, Domain } from './domain.ts';
 import type { ResolverAddress } from '../src/config/operator.ts';
+import { verificationRecord } from '../src/domains/verification.ts';
 
 export interface DnsTargets {
   readonly txtPrefix: string;
@@ -12,14 +13,10 @@ export interface DnsTargets {
 
 export type DnsResult = { verified: true } | { verified: false; error: string };
 
-export function verificationValue(token: string): string {
-  return `linkplane-verify=${token}`;
-}
-
 /** The records a customer must set, as the status (and the API) show them. */
 export function expectedRecords(spec: Domain['spec'], targets: DnsTargets): DnsRecord[] {
   const records: DnsRecord[] = [
-    { type: 'TXT', name: `${targets.txtPrefix}.${spec.hostname}`, value: verificationValue(spec.verificationToken) },
+    verificationRecord(spec.hostname, spec.verificationToken, targets.txtPrefix),
   ];
   if (targets.cnameTarget !== null) records.push({ type: 'CNAME', name: spec.hostname, value: targets.cnameTarget });
   for (const ip of targets.aTargets) records.push({ type: 'A', name: spec.hostname, value: ip });
@@ -47,8 +44,7 @@ export class DnsChecker {
       resolver.setServers(this.servers.map((s) => (s.host.includes(':') ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`)));
     }
     const hostname = spec.hostname.toLowerCase();
-    const txtName = `${this.targets.txtPrefix}.${hostname}`;
-    const expected = verificationValue(spec.verificationToken);
+    const { name: txtName, value: expected } = verificationRecord(hostname, spec.verificationToken, this.targets.txtPrefix);
 
     const txt = await lookup(() => resolver.resolveTxt(txtName));
     if ('error' in txt) return { verified: false, error: `TXT ${txtName}: ${txt.error}` };

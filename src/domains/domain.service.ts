@@ -14,6 +14,7 @@ import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
 import { normaliseHostname, type ConnectableHostname, type HostnamePolicy } from './hostname.ts';
 import { DomainObjectExistsError, type KubeDomains } from './kube-domains.ts';
 import type { DomainDoc, DomainStore } from './domain.store.ts';
+import { verificationRecord } from './verification.ts';
 import type { DnsRecord, Domain, DomainCreate, DomainList } from './domain.schemas.ts';
 
 type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
@@ -57,7 +58,7 @@ const CUSTOM_DOMAINS = 'custom_domains';
 
 /** The DNS records that prove ownership of `name` and route it to us. */
 export function dnsRecords(name: ConnectableHostname, token: string, targets: RecordTargets): DnsRecord[] {
-  const txt: DnsRecord = { type: 'TXT', name: `${targets.txtPrefix}.${name.hostname}`, value: `linkplane-verify=${token}` };
+  const txt: DnsRecord = verificationRecord(name.hostname, token, targets.txtPrefix);
   const cname = (note?: string): DnsRecord => ({ type: 'CNAME', name: name.hostname, value: targets.cnameTarget!, ...(note ? { note } : {}) });
   if (!name.apex && targets.cnameTarget !== null) return [txt, cname()];
   if (targets.aTargets.length > 0) return [txt, ...targets.aTargets.map((ip): DnsRecord => ({ type: 'A', name: name.hostname, value: ip }))];
