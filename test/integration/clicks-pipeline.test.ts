@@ -22,20 +22,11 @@ import { ClickUsage } from '../../src/clicks/usage-meter.ts';
 import { EventStore } from '../../src/events/event.store.ts';
 import { WorkspaceStore } from '../../src/workspace/workspace.store.ts';
 import { UsageStore, periodOf } from '../../src/workspace/usage.store.ts';
+import { until } from '../helpers/wait.ts';
 
 const logger = pino({ level: 'silent' });
 const ids = new ClickIds('a-test-secret-key-of-at-least-32-characters');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(check: () => Promise<T | false> | T | false, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await sleep(25);
-  }
-}
 
 type ClickOverrides = Partial<Omit<ClickRecord, 'decision'>> & { decision?: Partial<ClickRecord['decision']> };
 

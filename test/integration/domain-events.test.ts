@@ -16,18 +16,7 @@ import { DOMAIN_EVENTS_DURABLE, domainMessageId, type DomainMessage } from '../.
 import type { DomainDoc } from '../../src/domains/domain.store.ts';
 import type { EventDoc } from '../../src/events/event.store.ts';
 import type { WebhookDoc } from '../../src/webhooks/webhook.store.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(check: () => Promise<T | false> | T | false, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await sleep(25);
-  }
-}
+import { until } from '../helpers/wait.ts';
 
 describe('domain events: DOMAINS messages handled by the worker (real NATS)', function () {
   this.timeout(60_000);

@@ -10,6 +10,7 @@ import { Tenants } from '../helpers/tenants.ts';
 import { callApi, type Json, type Reply, expectInvalid, expectRefused } from '../helpers/http.ts';
 import { IpListListSchema, IpListSchema } from '../../src/iplists/ip-list.schemas.ts';
 import type { IpListDoc } from '../../src/iplists/ip-list.store.ts';
+import { until } from '../helpers/wait.ts';
 
 // ajv-formats is CommonJS with a default export; under NodeNext its callable sits on `.default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv2020) => Ajv2020 };
@@ -207,7 +208,7 @@ describe('IP lists API over HTTP', function () {
         await call('DELETE', `/ip-lists/${id}`, undefined, own);
         // A marker published after the last change: once it arrives, everything before it has arrived too.
         nc.publish(`${env.NATS_PREFIX}cache.invalidate`, JSON.stringify({ kind: 'link', id: 'marker' }));
-        await until(() => received.some((m) => m.id === 'marker'));
+        await until(() => received.some((m) => m.id === 'marker'), 10_000, 'the marker invalidation');
         expect(received.filter((m) => m.id === ws._id)).to.deep.equal([
           { kind: 'workspace', id: ws._id },
           { kind: 'workspace', id: ws._id },
@@ -243,11 +244,3 @@ describe('IP lists API over HTTP', function () {
   });
 });
 
-/** Resolves once `condition` holds; fails the test after a generous bound instead of hanging. */
-async function until(condition: () => boolean, boundMs = 10_000): Promise<void> {
-  const deadline = Date.now() + boundMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

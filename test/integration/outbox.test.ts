@@ -8,17 +8,9 @@ import { connectNats, provisionStreams, type Nats } from '../../src/platform/nat
 import { EventStore } from '../../src/events/event.store.ts';
 import { OutboxRelay, eventMessage } from '../../src/events/outbox-relay.ts';
 import { Lease } from '../../src/events/lease.ts';
+import { until } from '../helpers/wait.ts';
 
 const logger = pino({ level: 'silent' });
-
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out: ${what}`);
-}
 
 /** Every message id on the EVENTS stream, in stream order. */
 async function streamIds(nats: Nats): Promise<string[]> {

@@ -10,6 +10,7 @@ import { callApi, type Json, type Reply } from '../helpers/http.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { Infra } from '../../src/main/infra.ts';
 import type { WorkerService } from '../../src/main/worker.ts';
+import { until } from '../helpers/wait.ts';
 
 interface Received {
   path: string;
@@ -23,16 +24,6 @@ type Behaviour = (res: ServerResponse, n: number) => void;
 const SCHEDULE_MS = [100, 200, 300, 400, 500];
 const TIMEOUT_MS = 400;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(check: () => Promise<T | false> | T | false, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await sleep(25);
-  }
-}
 
 /** The receiver's side of spec 6.3, written here from the spec alone (node:crypto), not with src/webhooks/signature. */
 function signatureMatches(rawBody: string, header: string | undefined, secret: string): boolean {

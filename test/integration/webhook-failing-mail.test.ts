@@ -12,6 +12,7 @@ import type { Infra } from '../../src/main/infra.ts';
 import type { WorkerService } from '../../src/main/worker.ts';
 import { isEmail, ownerEmail } from '../../src/platform/email.ts';
 import { ValidationError } from '../../src/platform/errors.ts';
+import { until } from '../helpers/wait.ts';
 
 interface Mail {
   from: string;
@@ -21,14 +22,6 @@ interface Mail {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await sleep(25);
-  }
-}
 
 describe('the owner e-mail when a webhook endpoint turns failing (real SMTP server, spec 6.4)', function () {
   this.timeout(40_000);

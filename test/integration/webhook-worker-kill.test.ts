@@ -10,18 +10,11 @@ import { freePort, spawnProcess, waitForHttp, type Spawned } from '../helpers/pr
 import { Tenants, bearer } from '../helpers/tenants.ts';
 import { DELIVERY_DURABLE } from '../../src/webhooks/delivery.ts';
 import { ensureDurable } from '../../src/webhooks/pull-runner.ts';
+import { until } from '../helpers/wait.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TIMEOUT_MS = 1000;
 const ACK_WAIT_MS = 2000;
-
-async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await sleep(20);
-  }
-}
 
 describe('a worker killed mid-delivery (worker in a child process, SIGKILL)', function () {
   this.timeout(60_000);

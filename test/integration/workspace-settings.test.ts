@@ -10,6 +10,7 @@ import { callApi, type Json, type Reply, expectInvalid, expectRefused } from '..
 import { items } from '../helpers/link-fixtures.ts';
 import { WorkspaceProfileSchema } from '../../src/workspace/workspace.schemas.ts';
 import { loadRedirectSettings } from '../../src/redirect/settings.ts';
+import { until } from '../helpers/wait.ts';
 
 // ajv-formats is CommonJS with a default export; under NodeNext its callable sits on `.default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv2020) => Ajv2020 };
@@ -251,7 +252,7 @@ describe('Workspace redirect settings over HTTP (PATCH /workspace)', function ()
         await patch(key, { conversion_tracking: true });
         // A marker published after the last change: once it arrives, everything before it has arrived too.
         nc.publish(`${env.NATS_PREFIX}cache.invalidate`, JSON.stringify({ kind: 'link', id: 'marker' }));
-        await until(() => received.some((m) => m.id === 'marker'));
+        await until(() => received.some((m) => m.id === 'marker'), 10_000, 'the marker invalidation');
         expect(received.filter((m) => m.id === id)).to.deep.equal([
           { kind: 'workspace', id },
           { kind: 'workspace', id },
@@ -263,11 +264,3 @@ describe('Workspace redirect settings over HTTP (PATCH /workspace)', function ()
   });
 });
 
-/** Resolves once `condition` holds; fails the test after a generous bound instead of hanging. */
-async function until(condition: () => boolean, boundMs = 10_000): Promise<void> {
-  const deadline = Date.now() + boundMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
