@@ -10,7 +10,6 @@ import { LinkResolver } from '../redirect/resolver.ts';
 import { VisitorProfiler } from '../redirect/visitor.ts';
 import { RedirectHandler } from '../redirect/redirect.handler.ts';
 import { RedirectMetrics } from '../redirect/redirect.metrics.ts';
-import { PasswordAttempts } from '../redirect/password-attempts.ts';
 import { ClickIds } from '../clicks/click-id.ts';
 import { ClickPublisher } from '../clicks/publisher.ts';
 import { RotatorCounters } from '../clicks/counters.ts';
@@ -38,11 +37,6 @@ export function buildRedirect(infra: Infra): RedirectService {
     maxEntries: config.redirect.cacheMaxEntries,
   });
   const clicks = new ClickPublisher({ nats, logger, registry: metrics.registry, bufferMax: config.redirect.clickBufferMax, lingerMs: 10 });
-  const attempts = new PasswordAttempts(mongo.db, {
-    maxAttempts: config.redirect.passwordMaxAttempts,
-    windowMs: config.redirect.passwordAttemptWindowMs,
-    secretKey: config.secretKey,
-  });
   const redirectMetrics = new RedirectMetrics(metrics.registry, () => resolver.size());
 
   const app = new Koa<ApiState>();
@@ -80,7 +74,6 @@ export function buildRedirect(infra: Infra): RedirectService {
     clicks,
     port: () => server?.port ?? config.redirectPort,
     async start() {
-      await attempts.ensureIndexes();
       profiler = await VisitorProfiler.open({ redirect: config.redirect, secretKey: config.secretKey, logger });
       const handler = new RedirectHandler({
         config,
@@ -90,7 +83,7 @@ export function buildRedirect(infra: Infra): RedirectService {
         clickIds: new ClickIds(config.secretKey),
         clicks,
         counters,
-        attempts,
+        attempts: stores.passwordAttempts,
         metrics: redirectMetrics,
         access: infra.access,
         accessLogClicks: config.redirect.accessLogClicks,

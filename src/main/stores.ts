@@ -17,6 +17,7 @@ import { ClickStore } from '../clicks/click.store.ts';
 import { RotatorHealthStore } from '../clicks/rotator-health.store.ts';
 import { DomainStore } from '../domains/domain.store.ts';
 import { IpListStore } from '../iplists/ip-list.store.ts';
+import { PasswordAttempts } from '../redirect/password-attempts.ts';
 
 /** Every store over one database; `ensureIndexes` creates what their queries need. */
 export class Stores {
@@ -37,6 +38,7 @@ export class Stores {
   readonly rotatorHealth: RotatorHealthStore;
   readonly domains: DomainStore;
   readonly ipLists: IpListStore;
+  readonly passwordAttempts: PasswordAttempts;
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -56,6 +58,11 @@ export class Stores {
     this.rotatorHealth = new RotatorHealthStore(db);
     this.domains = new DomainStore(db);
     this.ipLists = new IpListStore(db);
+    this.passwordAttempts = new PasswordAttempts(db, {
+      maxAttempts: config.redirect.passwordMaxAttempts,
+      windowMs: config.redirect.passwordAttemptWindowMs,
+      secretKey: config.secretKey,
+    });
   }
 
   async ensureIndexes(): Promise<void> {
@@ -74,6 +81,7 @@ export class Stores {
       this.rotatorHealth.ensureIndexes(),
       this.domains.ensureIndexes(),
       this.ipLists.ensureIndexes(),
+      this.passwordAttempts.ensureIndexes(),
     ]);
   }
 }
