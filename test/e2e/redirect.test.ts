@@ -137,6 +137,14 @@ describe('Redirect service end to end', function () {
       }
     });
 
+    it('answers a block 410 rule with the gone page, not the 404 page', async () => {
+      const removed = await aLink({ rules: [{ match: { device: ['desktop'] }, action: { type: 'block', status: 410 } }] });
+      const res = await go(removed.slug);
+      expect(res.status).to.equal(410);
+      expect(res.headers.get('cache-control')).to.equal('no-store');
+      expect(res.body).to.not.equal((await go('no-such-slug')).body);
+    });
+
     it('answers a link on a host that is not one of our domains as not found', async () => {
       const link = await aLink({});
       // fetch may not set Host; node:http sends it as given.
