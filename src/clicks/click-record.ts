@@ -16,7 +16,7 @@ export interface ClickRecord {
   outcome: string;
   /** Where the visitor was sent (redirect outcomes), else null. */
   destination: string | null;
-  decision: Omit<DecisionTrace, 'step'> & { step: DecisionTrace['step'] };
+  decision: DecisionTrace;
   visitor: {
     ip: string | null;
     device: Device;
