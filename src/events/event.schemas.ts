@@ -1,8 +1,7 @@
 // GET /events: the events of spec 6.1 as a cursor-paginated list, newest first.
 import { Type, type Static } from '@sinclair/typebox';
 import { EVENT_TYPES, type EventType } from './event-types.ts';
-
-const closed = { additionalProperties: false } as const;
+import { closed, PaginationSchema } from '../platform/schema.ts';
 
 const EventTypeSchema = Type.Unsafe<EventType>({ type: 'string', enum: [...EVENT_TYPES] });
 
@@ -26,11 +25,6 @@ export const EventListQuerySchema = Type.Object(
   closed,
 );
 export type EventListQuery = Static<typeof EventListQuerySchema>;
-
-const PaginationSchema = Type.Object(
-  { next_cursor: Type.Unsafe<string | null>({ type: ['string', 'null'] }), has_more: Type.Boolean() },
-  closed,
-);
 
 export const EventListSchema = Type.Object({ data: Type.Array(EventSchema), pagination: PaginationSchema }, { ...closed, $id: 'EventList' });
 export type EventList = Static<typeof EventListSchema>;

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PLAN_IDS } from '../workspace/plans.ts';
+import { PaginationSchema } from '../platform/schema.ts';
 
 export const ClientCreateSchema = Type.Object(
   {
@@ -26,11 +27,6 @@ export const ClientListQuerySchema = Type.Object(
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
   },
-  { additionalProperties: false },
-);
-
-export const PaginationSchema = Type.Object(
-  { next_cursor: Type.Union([Type.String(), Type.Null()]), has_more: Type.Boolean() },
   { additionalProperties: false },
 );
 

@@ -1,4 +1,5 @@
-import type { DEVICES, OPERATING_SYSTEMS, PROXY_TYPES, VISITOR_TYPES } from '../links/link.schemas.ts';
+import type { PROXY_TYPES, VISITOR_TYPES } from '../links/link.schemas.ts';
+import type { DEVICES, OPERATING_SYSTEMS } from '../platform/schema.ts';
 
 export type Device = (typeof DEVICES)[number];
 export type OperatingSystem = (typeof OPERATING_SYSTEMS)[number];
