@@ -1,9 +1,14 @@
-// Databases and their collections. Every change is reported through `changed(db, coll)` so the
-// persistence layer knows which files to rewrite.
-import { Collection } from './collection.ts';
+// Databases and their collections. Every change is reported to the listener as one operation
+// (the persistence journal appends exactly these).
+import { Collection, type CollectionChange } from './collection.ts';
 import { CommandError } from './errors.ts';
 
-export type ChangeListener = (db: string, coll: string) => void;
+export type Change =
+  | { kind: 'create'; db: string; coll: string; uuid: Collection['uuid'] }
+  | { kind: 'drop'; db: string; coll: string }
+  | ({ db: string; coll: string } & CollectionChange);
+
+export type ChangeListener = (change: Change) => void;
 
 export class Catalog {
   private readonly dbs = new Map<string, Map<string, Collection>>();
@@ -38,9 +43,9 @@ export class Catalog {
       colls = new Map();
       this.dbs.set(db, colls);
     }
-    const coll = new Collection(db, name, () => this.listener(db, name), uuid);
+    const coll = new Collection(db, name, (change) => this.listener({ db, coll: name, ...change }), uuid);
     colls.set(name, coll);
-    this.listener(db, name);
+    this.listener({ kind: 'create', db, coll: name, uuid: coll.uuid });
     return coll;
   }
 
@@ -48,7 +53,7 @@ export class Catalog {
     const coll = this.get(db, name);
     if (!coll) return undefined;
     this.dbs.get(db)!.delete(name);
-    this.listener(db, name);
+    this.listener({ kind: 'drop', db, coll: name });
     return coll;
   }
 

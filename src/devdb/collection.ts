@@ -46,6 +46,13 @@ export function idDuplicateError(ns: string, entry: Entry): CommandError {
   });
 }
 
+/** A change to one collection, as the persistence journal records it. */
+export type CollectionChange =
+  | { kind: 'put'; entry: Entry }
+  | { kind: 'del'; entry: Entry }
+  | { kind: 'createIndex'; spec: IndexSpec }
+  | { kind: 'dropIndex'; name: string };
+
 export const ID_INDEX_SPEC: IndexSpec = { v: 2, key: { _id: 1 }, name: '_id_' };
 
 export class Collection implements DocSet {
@@ -54,9 +61,9 @@ export class Collection implements DocSet {
   readonly uuid: Binary;
   readonly docs = new Map<string, Entry>();
   readonly indexes: Index[] = [];
-  private readonly changed: () => void;
+  private readonly changed: (change: CollectionChange) => void;
 
-  constructor(db: string, name: string, changed: () => void, uuid?: Binary) {
+  constructor(db: string, name: string, changed: (change: CollectionChange) => void, uuid?: Binary) {
     this.db = db;
     this.name = name;
     this.changed = changed;
@@ -131,13 +138,13 @@ export class Collection implements DocSet {
   attach(entry: Entry): void {
     this.docs.set(entry.id, entry);
     for (const index of this.indexes) index.add(entry.id, entry.view);
-    this.changed();
+    this.changed({ kind: 'put', entry });
   }
 
   detach(entry: Entry): void {
     this.docs.delete(entry.id);
     for (const index of this.indexes) index.remove(entry.id, entry.view);
-    this.changed();
+    this.changed({ kind: 'del', entry });
   }
 
   indexSpecs(): IndexSpec[] {
@@ -165,7 +172,7 @@ export class Collection implements DocSet {
     if (dup) throw dup;
     for (const e of this.docs.values()) index.add(e.id, e.view);
     this.indexes.push(index);
-    this.changed();
+    this.changed({ kind: 'createIndex', spec });
     return true;
   }
 
@@ -174,7 +181,7 @@ export class Collection implements DocSet {
     const i = this.indexes.findIndex((x) => x.spec.name === name);
     if (i < 0) throw new CommandError('IndexNotFound', `index not found with name [${name}]`);
     this.indexes.splice(i, 1);
-    this.changed();
+    this.changed({ kind: 'dropIndex', name });
   }
 
   findIndexByKey(key: Doc): Index | undefined {

@@ -3,7 +3,7 @@
 import { Catalog } from './catalog.ts';
 import type { ServerState } from './commands/index.ts';
 import { Cursors } from './cursors.ts';
-import { Persistence } from './persistence.ts';
+import { Persistence, type JournalOptions } from './persistence.ts';
 import { WireServer, type Logger } from './server.ts';
 import { Sessions } from './sessions.ts';
 import { sweepExpired } from './ttl.ts';
@@ -12,6 +12,8 @@ export interface DevDbOptions {
   host?: string;
   port?: number;
   dataDir?: string;
+  /** The journal's fsync policy and compaction threshold (see persistence.ts). */
+  journal?: JournalOptions;
   ttlIntervalMs?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
@@ -33,8 +35,8 @@ export async function startDevDb(options: DevDbOptions = {}): Promise<DevDb> {
   }
   const host = requestedHost === 'localhost' ? '127.0.0.1' : requestedHost;
   const log: Logger = options.log ?? (() => {});
-  const persistence = options.dataDir ? new Persistence(options.dataDir, log) : undefined;
-  const catalog = new Catalog((db, coll) => persistence?.markDirty(db, coll));
+  const persistence = options.dataDir ? new Persistence(options.dataDir, log, options.journal) : undefined;
+  const catalog = new Catalog((change) => persistence?.record(change));
   persistence?.load(catalog);
 
   const cursors = new Cursors();
@@ -48,7 +50,7 @@ export async function startDevDb(options: DevDbOptions = {}): Promise<DevDb> {
     startedAt: Date.now(),
     connections: { current: 0, total: 0 },
   };
-  const server = new WireServer(state, log);
+  const server = new WireServer(state, log, persistence && (() => persistence.commit()));
   const port = await server.listen(host, options.port ?? 27017);
   const hostPort = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   state.me = hostPort;
@@ -57,6 +59,7 @@ export async function startDevDb(options: DevDbOptions = {}): Promise<DevDb> {
   const ttlTimer = setInterval(() => {
     try {
       sweepExpired(catalog);
+      persistence?.commit();
       cursors.reap(CURSOR_IDLE_MS);
     } catch (err) {
       log('devdb: TTL sweep failed', { error: err instanceof Error ? err.message : String(err) });

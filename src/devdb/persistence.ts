@@ -1,112 +1,467 @@
-// One file per collection under dataDir/<db>/<collection>.bson: a header document (uuid and
-// index definitions) followed by every document, as plain concatenated BSON. Files are written
-// to a temp name and renamed, so a crash never leaves a half-written collection behind. Writes
-// are batched: the first change arms a timer and everything dirty by then is written together.
+// devdb's durability: an append-only journal of the catalog's changes, so the cost of a write is the size of the
+// change, not of the collection.
+//
+// File: dataDir/journal-<generation>.lpj, a sequence of records. A record is
+//   u32 LE body length | u32 LE CRC-32 of the body | body
+// and its body is the group of operations committed together (the writes of one event-loop turn, a whole
+// transaction commit, one TTL sweep): each operation is a u8 kind, a BSON header {db, c, ...} and, for `put`, the
+// document's BSON. A record is applied whole or not at all: at start the journal is replayed up to the first
+// record that runs past the end of the file or whose checksum does not match (a write torn by a crash); the file
+// is cut there (the cut bytes are kept aside in a `.torn-<time>` file) so new records follow the last good one.
+//
+// Group commit: operations are buffered as they happen; the wire server calls commit() once per event-loop turn,
+// before it sends that turn's replies, so every acknowledged write is in the file first.
+// fsync policy: commit() hands the record to the operating system (write(2)) before any reply is sent, which is
+// enough to survive a crash or SIGKILL of the process. 'interval' (the default) then fdatasyncs at most every
+// 100 ms, like MongoDB's journal (commitIntervalMs): a power loss or kernel crash can lose the last 100 ms of
+// acknowledged writes. 'always' fdatasyncs in every commit, before the replies.
+//
+// Compaction: when the journal holds more than twice the live data (and at least compactMinBytes), a new
+// generation is written in the background: a snapshot of the catalog taken at one instant (stored documents are
+// never mutated, so holding the entries is enough), serialized a slice per event-loop turn while writes go on,
+// then the records committed meanwhile; once complete and fsynced it replaces the old file by rename.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Binary, deserialize, serialize } from 'bson';
-import type { Catalog } from './catalog.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { crc32 } from 'node:zlib';
+import { Binary, calculateObjectSize, deserialize, serialize } from 'bson';
+import type { Catalog, Change } from './catalog.ts';
 import { makeEntry } from './collection.ts';
 import type { IndexSpec } from './indexes.ts';
 import type { Logger } from './server.ts';
-import { normalizeIncoming, type Doc } from './values.ts';
+import { keyOf, normalizeIncoming, promote, type Doc } from './values.ts';
 
-const SUFFIX = '.bson';
+export type FsyncPolicy = 'always' | 'interval';
 
-function readDocs(buf: Buffer): Doc[] {
-  const docs: Doc[] = [];
-  let offset = 0;
-  while (offset + 4 <= buf.length) {
-    const size = buf.readInt32LE(offset);
-    if (size < 5 || offset + size > buf.length) throw new Error(`corrupt document at byte ${offset}`);
-    docs.push(normalizeIncoming(deserialize(buf.subarray(offset, offset + size), { promoteValues: false })) as Doc);
-    offset += size;
-  }
-  return docs;
+export interface JournalOptions {
+  /** When acknowledged writes reach the disk itself (see above). Default 'interval'. */
+  fsync?: FsyncPolicy;
+  fsyncIntervalMs?: number;
+  /** The journal is never compacted below this size. Default 16 MiB. */
+  compactMinBytes?: number;
+}
+
+export interface JournalStats {
+  generation: number;
+  fileBytes: number;
+  liveBytes: number;
+  compactions: number;
+}
+
+const OP_CREATE = 1;
+const OP_DROP = 2;
+const OP_PUT = 3;
+const OP_DEL = 4;
+const OP_CREATE_INDEX = 5;
+const OP_DROP_INDEX = 6;
+
+const RECORD_HEADER = 8;
+const SNAPSHOT_SLICE = 2000;
+const FILE = /^journal-(\d+)\.lpj$/;
+const LEGACY_SUFFIX = '.bson';
+
+function kindByte(kind: number): Buffer {
+  return Buffer.of(kind);
+}
+
+function record(parts: Uint8Array[]): Buffer {
+  const body = Buffer.concat(parts);
+  const header = Buffer.allocUnsafe(RECORD_HEADER);
+  header.writeUInt32LE(body.length, 0);
+  header.writeUInt32LE(crc32(body), 4);
+  return Buffer.concat([header, body]);
+}
+
+function writeAll(fd: number, buf: Uint8Array): void {
+  let off = 0;
+  while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off);
+}
+
+function readDoc(buf: Buffer, offset: number): [Doc, number] {
+  const size = buf.readInt32LE(offset);
+  if (size < 5 || offset + size > buf.length) throw new Error(`corrupt document at byte ${offset}`);
+  return [normalizeIncoming(deserialize(buf.subarray(offset, offset + size), { promoteValues: false })) as Doc, offset + size];
+}
+
+function nsKey(db: string, coll: string): string {
+  return `${db}\u0000${coll}`;
 }
 
 export class Persistence {
   private readonly dir: string;
-  private readonly delayMs: number;
   private readonly log: Logger;
-  private readonly dirty = new Set<string>();
-  private timer: NodeJS.Timeout | undefined;
-  private loading = false;
+  private readonly policy: FsyncPolicy;
+  private readonly compactMinBytes: number;
   private catalog: Catalog | undefined;
+  private fd = -1;
+  private generation = 0;
+  private fileBytes = 0;
+  private compactions = 0;
+  private replaying = false;
+  private closed = false;
+  private unsynced = false;
+  private pending: Uint8Array[] = [];
+  /** Serialized size of the live documents per collection. */
+  private readonly live = new Map<string, number>();
+  private readonly headers = new Map<string, Uint8Array>();
+  private compaction: { tail: Buffer[]; done: Promise<void> } | undefined;
+  private readonly timer: NodeJS.Timeout;
 
-  constructor(dir: string, log: Logger, delayMs = 200) {
+  constructor(dir: string, log: Logger, options: JournalOptions = {}) {
     this.dir = dir;
     this.log = log;
-    this.delayMs = delayMs;
+    this.policy = options.fsync ?? 'interval';
+    this.compactMinBytes = options.compactMinBytes ?? 16 * 1024 * 1024;
+    this.timer = setInterval(() => this.tick(), options.fsyncIntervalMs ?? 100);
+    this.timer.unref();
   }
 
-  private file(db: string, coll: string): string {
-    return path.join(this.dir, encodeURIComponent(db), encodeURIComponent(coll) + SUFFIX);
+  private fileFor(generation: number): string {
+    return path.join(this.dir, `journal-${String(generation).padStart(6, '0')}.lpj`);
   }
 
-  /** Reads every collection file into `catalog`, then starts tracking its changes. */
+  stats(): JournalStats {
+    return { generation: this.generation, fileBytes: this.fileBytes, liveBytes: this.liveBytes(), compactions: this.compactions };
+  }
+
+  private liveBytes(): number {
+    let n = 0;
+    for (const v of this.live.values()) n += v;
+    return n;
+  }
+
+  /** Replays the newest journal into `catalog`, then records its changes. */
   load(catalog: Catalog): void {
     this.catalog = catalog;
     fs.mkdirSync(this.dir, { recursive: true });
-    this.loading = true;
+    const generations: number[] = [];
+    for (const name of fs.readdirSync(this.dir)) {
+      const m = FILE.exec(name);
+      if (m) generations.push(Number(m[1]));
+      // An unfinished compaction: the journal it was replacing is still there and complete.
+      else if (name.endsWith('.lpj.tmp')) fs.rmSync(path.join(this.dir, name), { force: true });
+    }
+    generations.sort((a, b) => a - b);
+    const newest = generations.at(-1);
+    this.replaying = true;
     try {
-      for (const dbDir of fs.readdirSync(this.dir, { withFileTypes: true })) {
-        if (!dbDir.isDirectory()) continue;
-        const db = decodeURIComponent(dbDir.name);
-        for (const file of fs.readdirSync(path.join(this.dir, dbDir.name))) {
-          if (!file.endsWith(SUFFIX)) continue;
-          const name = decodeURIComponent(file.slice(0, -SUFFIX.length));
-          const [header, ...docs] = readDocs(fs.readFileSync(path.join(this.dir, dbDir.name, file)));
-          const uuid = header?.uuid instanceof Binary ? header.uuid : undefined;
-          const coll = catalog.create(db, name, uuid);
-          for (const spec of (header?.indexes as IndexSpec[] | undefined) ?? []) coll.createIndex(spec);
-          for (const doc of docs) coll.attach(makeEntry(doc));
-        }
+      if (newest === undefined) {
+        const legacy = this.loadLegacy(catalog);
+        this.generation = 1;
+        this.writeSnapshotSync(this.fileFor(1));
+        for (const file of legacy) fs.rmSync(file, { force: true });
+      } else {
+        this.generation = newest;
+        this.replay(this.fileFor(newest));
+        // Superseded by `newest`, which is only ever renamed into place once complete.
+        for (const g of generations.slice(0, -1)) fs.rmSync(this.fileFor(g), { force: true });
       }
     } finally {
-      this.loading = false;
+      this.replaying = false;
+    }
+    this.fd = fs.openSync(this.fileFor(this.generation), 'a');
+    this.fileBytes = fs.fstatSync(this.fd).size;
+  }
+
+  private replay(file: string): void {
+    const fd = fs.openSync(file, 'r+');
+    try {
+      const size = fs.fstatSync(fd).size;
+      const header = Buffer.alloc(RECORD_HEADER);
+      let offset = 0;
+      let reason: string | undefined;
+      while (offset < size) {
+        if (offset + RECORD_HEADER > size) {
+          reason = 'incomplete record header';
+          break;
+        }
+        fs.readSync(fd, header, 0, RECORD_HEADER, offset);
+        const length = header.readUInt32LE(0);
+        if (offset + RECORD_HEADER + length > size) {
+          reason = 'record runs past the end of the file';
+          break;
+        }
+        const body = Buffer.allocUnsafe(length);
+        fs.readSync(fd, body, 0, length, offset + RECORD_HEADER);
+        if (crc32(body) !== header.readUInt32LE(4)) {
+          reason = 'checksum mismatch';
+          break;
+        }
+        this.apply(body);
+        offset += RECORD_HEADER + length;
+      }
+      if (reason !== undefined) {
+        const torn = Buffer.alloc(size - offset);
+        fs.readSync(fd, torn, 0, torn.length, offset);
+        const aside = `${file}.torn-${Date.now()}`;
+        fs.writeFileSync(aside, torn);
+        fs.ftruncateSync(fd, offset);
+        fs.fsyncSync(fd);
+        this.log('devdb: dropped a torn record at the end of the journal (a write cut short by a crash)', { file, offset, bytes: torn.length, reason, keptIn: aside });
+      }
+    } finally {
+      fs.closeSync(fd);
     }
   }
 
-  markDirty(db: string, coll: string): void {
-    if (this.loading) return;
-    this.dirty.add(JSON.stringify([db, coll]));
-    this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      this.flush();
-    }, this.delayMs);
-  }
-
-  flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const pending = [...this.dirty].map((k) => JSON.parse(k) as [string, string]);
-    this.dirty.clear();
-    for (const [db, name] of pending) {
-      try {
-        this.write(db, name);
-      } catch (err) {
-        this.log('devdb: failed to persist collection', { db, collection: name, error: err instanceof Error ? err.message : String(err) });
+  /** Applies one record's operations to the catalog. */
+  private apply(body: Buffer): void {
+    const catalog = this.catalog!;
+    let offset = 0;
+    while (offset < body.length) {
+      const kind = body[offset++]!;
+      const [h, next] = readDoc(body, offset);
+      offset = next;
+      const db = h.db as string;
+      const name = h.c as string;
+      const ns = nsKey(db, name);
+      switch (kind) {
+        case OP_CREATE:
+          catalog.create(db, name, h.uuid instanceof Binary ? h.uuid : undefined);
+          this.live.set(ns, 0);
+          break;
+        case OP_DROP:
+          catalog.drop(db, name);
+          this.live.delete(ns);
+          break;
+        case OP_PUT: {
+          const start = offset;
+          const [doc, after] = readDoc(body, offset);
+          offset = after;
+          const coll = catalog.getOrCreate(db, name);
+          const entry = makeEntry(doc);
+          const old = coll.get(entry.id);
+          if (old) {
+            coll.detach(old);
+            this.live.set(ns, (this.live.get(ns) ?? 0) - calculateObjectSize(old.doc, { ignoreUndefined: true }));
+          }
+          coll.attach(entry);
+          this.live.set(ns, (this.live.get(ns) ?? 0) + (after - start));
+          break;
+        }
+        case OP_DEL: {
+          const coll = catalog.get(db, name);
+          const old = coll?.get(keyOf(promote(h.id)));
+          if (coll && old) {
+            coll.detach(old);
+            this.live.set(ns, (this.live.get(ns) ?? 0) - calculateObjectSize(old.doc, { ignoreUndefined: true }));
+          }
+          break;
+        }
+        case OP_CREATE_INDEX:
+          catalog.getOrCreate(db, name).createIndex(h.spec as IndexSpec);
+          break;
+        case OP_DROP_INDEX:
+          catalog.get(db, name)?.dropIndex(h.name as string);
+          break;
+        default:
+          throw new Error(`unknown journal operation ${kind}`);
       }
     }
   }
 
-  private write(db: string, name: string): void {
-    const file = this.file(db, name);
-    const coll = this.catalog?.get(db, name);
-    if (!coll) {
-      fs.rmSync(file, { force: true });
+  /** The previous format: one `<db>/<collection>.bson` per collection. Returns the files read. */
+  private loadLegacy(catalog: Catalog): string[] {
+    const files: string[] = [];
+    for (const dbDir of fs.readdirSync(this.dir, { withFileTypes: true })) {
+      if (!dbDir.isDirectory()) continue;
+      const db = decodeURIComponent(dbDir.name);
+      for (const file of fs.readdirSync(path.join(this.dir, dbDir.name))) {
+        if (!file.endsWith(LEGACY_SUFFIX)) continue;
+        const full = path.join(this.dir, dbDir.name, file);
+        const buf = fs.readFileSync(full);
+        const docs: Doc[] = [];
+        for (let offset = 0; offset + 4 <= buf.length; ) {
+          const [doc, next] = readDoc(buf, offset);
+          docs.push(doc);
+          offset = next;
+        }
+        const [header, ...rest] = docs;
+        const coll = catalog.create(db, decodeURIComponent(file.slice(0, -LEGACY_SUFFIX.length)), header?.uuid instanceof Binary ? header.uuid : undefined);
+        for (const spec of (header?.indexes as IndexSpec[] | undefined) ?? []) coll.createIndex(spec);
+        for (const doc of rest) coll.attach(makeEntry(doc));
+        files.push(full);
+      }
+    }
+    if (files.length > 0) this.log('devdb: converted the data folder to the journal format', { collections: files.length });
+    return files;
+  }
+
+  private header(db: string, coll: string): Uint8Array {
+    const key = nsKey(db, coll);
+    let h = this.headers.get(key);
+    if (!h) {
+      h = serialize({ db, c: coll });
+      if (this.headers.size > 10_000) this.headers.clear();
+      this.headers.set(key, h);
+    }
+    return h;
+  }
+
+  /** Called by the catalog for every change; buffered until the next commit(). */
+  record(change: Change): void {
+    if (this.replaying || this.closed) return;
+    const { db, coll } = change;
+    const ns = nsKey(db, coll);
+    switch (change.kind) {
+      case 'create':
+        this.live.set(ns, 0);
+        this.pending.push(kindByte(OP_CREATE), serialize({ db, c: coll, uuid: change.uuid }));
+        break;
+      case 'drop':
+        this.live.delete(ns);
+        this.pending.push(kindByte(OP_DROP), this.header(db, coll));
+        break;
+      case 'put': {
+        const doc = serialize(change.entry.doc, { ignoreUndefined: true });
+        this.live.set(ns, (this.live.get(ns) ?? 0) + doc.length);
+        this.pending.push(kindByte(OP_PUT), this.header(db, coll), doc);
+        break;
+      }
+      case 'del':
+        this.live.set(ns, (this.live.get(ns) ?? 0) - calculateObjectSize(change.entry.doc, { ignoreUndefined: true }));
+        this.pending.push(kindByte(OP_DEL), serialize({ db, c: coll, id: change.entry.doc._id }));
+        break;
+      case 'createIndex':
+        this.pending.push(kindByte(OP_CREATE_INDEX), serialize({ db, c: coll, spec: change.spec }));
+        break;
+      case 'dropIndex':
+        this.pending.push(kindByte(OP_DROP_INDEX), serialize({ db, c: coll, name: change.name }));
+        break;
+    }
+  }
+
+  /** Writes everything recorded since the last commit as one record. Throws when the journal cannot be written. */
+  commit(): void {
+    if (this.pending.length === 0 || this.fd < 0) return;
+    const rec = record(this.pending);
+    this.pending = [];
+    writeAll(this.fd, rec);
+    this.fileBytes += rec.length;
+    this.compaction?.tail.push(rec);
+    if (this.policy === 'always') fs.fdatasyncSync(this.fd);
+    else this.unsynced = true;
+    if (!this.compaction && this.fileBytes > this.compactMinBytes && this.fileBytes > 2 * this.liveBytes()) void this.compact();
+  }
+
+  private tick(): void {
+    try {
+      this.commit();
+      if (this.unsynced && this.fd >= 0) {
+        this.unsynced = false;
+        fs.fdatasyncSync(this.fd);
+      }
+    } catch (err) {
+      this.log('devdb: journal write failed', { error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  /**
+   * The catalog as of this call, as records: per collection its creation and indexes, then its documents in
+   * slices. The collections and their entries are captured now; the records are built as they are iterated.
+   */
+  private snapshot(): Iterable<Buffer> {
+    const colls = this.catalog!.all().map((c) => ({ db: c.db, name: c.name, uuid: c.uuid, specs: c.indexSpecs().slice(1), entries: [...c.docs.values()] }));
+    const header = (db: string, name: string) => this.header(db, name);
+    return (function* () {
+      for (const c of colls) {
+        yield record([
+          kindByte(OP_CREATE),
+          serialize({ db: c.db, c: c.name, uuid: c.uuid }),
+          ...c.specs.flatMap((spec) => [kindByte(OP_CREATE_INDEX), serialize({ db: c.db, c: c.name, spec })]),
+        ]);
+        const head = header(c.db, c.name);
+        for (let i = 0; i < c.entries.length; i += SNAPSHOT_SLICE) {
+          const parts: Uint8Array[] = [];
+          for (const e of c.entries.slice(i, i + SNAPSHOT_SLICE)) parts.push(kindByte(OP_PUT), head, serialize(e.doc, { ignoreUndefined: true }));
+          yield record(parts);
+        }
+      }
+    })();
+  }
+
+  private writeSnapshotSync(file: string): void {
+    const fd = fs.openSync(file + '.tmp', 'w');
+    try {
+      for (const rec of this.snapshot()) writeAll(fd, rec);
+      fs.fdatasyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(file + '.tmp', file);
+    this.syncDir();
+  }
+
+  private syncDir(): void {
+    const dirFd = fs.openSync(this.dir, 'r');
+    try {
+      fs.fsyncSync(dirFd);
+    } finally {
+      fs.closeSync(dirFd);
+    }
+  }
+
+  /** Rewrites the journal as a snapshot of the live data, in the background; resolves when it is in place. */
+  compact(): Promise<void> {
+    if (this.compaction) return this.compaction.done;
+    if (this.fd < 0) return Promise.resolve();
+    this.commit();
+    const tail: Buffer[] = [];
+    const snapshot = this.snapshot();
+    const done = this.writeGeneration(snapshot, tail).finally(() => {
+      this.compaction = undefined;
+    });
+    this.compaction = { tail, done };
+    return done;
+  }
+
+  private async writeGeneration(snapshot: Iterable<Buffer>, tail: Buffer[]): Promise<void> {
+    const generation = this.generation + 1;
+    const file = this.fileFor(generation);
+    const tmp = file + '.tmp';
+    const fd = fs.openSync(tmp, 'w');
+    let bytes = 0;
+    try {
+      for (const rec of snapshot) {
+        writeAll(fd, rec);
+        bytes += rec.length;
+        await nextTurn();
+        if (this.closed) throw new Error('devdb stopped during compaction');
+      }
+      // No await from here on: no record can be committed between writing the tail and switching files.
+      for (const rec of tail) {
+        writeAll(fd, rec);
+        bytes += rec.length;
+      }
+      fs.fdatasyncSync(fd);
+      fs.renameSync(tmp, file);
+      this.syncDir();
+    } catch (err) {
+      fs.closeSync(fd);
+      fs.rmSync(tmp, { force: true });
+      if (!this.closed) this.log('devdb: journal compaction failed', { error: err instanceof Error ? err.message : String(err) });
       return;
     }
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const parts = [serialize({ db, name, uuid: coll.uuid, indexes: coll.indexSpecs().slice(1) })];
-    for (const e of coll.docs.values()) parts.push(serialize(e.doc, { ignoreUndefined: true }));
-    const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, Buffer.concat(parts));
-    fs.renameSync(tmp, file);
+    const old = this.fileFor(this.generation);
+    fs.closeSync(this.fd);
+    this.fd = fd;
+    this.generation = generation;
+    this.fileBytes = bytes;
+    this.unsynced = false;
+    this.compactions++;
+    fs.rmSync(old, { force: true });
   }
 
   close(): void {
-    this.flush();
+    if (this.closed) return;
+    try {
+      this.commit();
+      if (this.fd >= 0) fs.fdatasyncSync(this.fd);
+    } finally {
+      this.closed = true;
+      clearInterval(this.timer);
+      if (this.fd >= 0) fs.closeSync(this.fd);
+      this.fd = -1;
+    }
   }
 }

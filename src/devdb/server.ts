@@ -1,5 +1,7 @@
 // TCP side: one FrameReader per connection, commands run synchronously in arrival order. A
 // message that cannot be parsed (or a reply that cannot be encoded) closes only its connection.
+// With a journal, replies wait for the end of the event-loop turn: the writes of every command run
+// in that turn are committed to the journal together (group commit), then the replies go out.
 import net from 'node:net';
 import { runCommand, type ServerState } from './commands/index.ts';
 import { encodeMsg, encodeReply, FrameReader, MORE_TO_COME, parseMessage } from './wire.ts';
@@ -12,10 +14,14 @@ export class WireServer {
   private readonly state: ServerState;
   private readonly log: Logger;
   private nextConnectionId = 1;
+  private readonly commit: (() => void) | undefined;
+  private replies: Array<[net.Socket, Buffer]> = [];
+  private flushScheduled = false;
 
-  constructor(state: ServerState, log: Logger) {
+  constructor(state: ServerState, log: Logger, commit?: () => void) {
     this.state = state;
     this.log = log;
+    this.commit = commit;
     this.server = net.createServer((socket) => this.accept(socket));
   }
 
@@ -57,15 +63,47 @@ export class WireServer {
     if (req.kind === 'query') {
       const db = req.collection.split('.')[0] ?? 'admin';
       const reply = runCommand(this.state, req.command, connectionId, db);
-      socket.write(encodeReply(req.requestId, reply));
+      this.send(socket, encodeReply(req.requestId, reply));
       return;
     }
     const reply = runCommand(this.state, req.command, connectionId);
     // moreToCome: an unacknowledged write, the client expects no answer.
-    if ((req.flags & MORE_TO_COME) === 0) socket.write(encodeMsg(req.requestId, reply));
+    if ((req.flags & MORE_TO_COME) === 0) this.send(socket, encodeMsg(req.requestId, reply));
+    else this.scheduleFlush();
+  }
+
+  private send(socket: net.Socket, reply: Buffer): void {
+    if (!this.commit) {
+      socket.write(reply);
+      return;
+    }
+    this.replies.push([socket, reply]);
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (!this.commit || this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Commits the turn's writes, then acknowledges them; a failed commit acknowledges nothing. */
+  private flush(): void {
+    this.flushScheduled = false;
+    const replies = this.replies;
+    this.replies = [];
+    try {
+      this.commit!();
+    } catch (err) {
+      this.log('devdb: journal write failed, closing the connections waiting for it', { error: err instanceof Error ? err.message : String(err) });
+      for (const [socket] of replies) socket.destroy();
+      return;
+    }
+    for (const [socket, reply] of replies) if (!socket.destroyed) socket.write(reply);
   }
 
   close(): Promise<void> {
+    if (this.commit && this.replies.length > 0) this.flush();
     for (const socket of this.sockets) socket.destroy();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }

@@ -68,7 +68,7 @@ describe('devdb persistence', () => {
     await withServer(dir, async (client) => {
       expect(await client.db('app').collection('tx').countDocuments()).to.equal(1);
     });
-    const files = fs.readdirSync(path.join(dir, 'app'));
+    const files = fs.readdirSync(dir);
     expect(files.filter((f) => f.endsWith('.tmp'))).to.deep.equal([]);
   });
 
