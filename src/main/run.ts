@@ -9,7 +9,8 @@ import { buildApi } from './api.ts';
 import { buildRedirect } from './redirect.ts';
 import { buildWorker } from './worker.ts';
 import { seedDemo } from './demo.ts';
-import { startDevDb, type DevDb } from '../devdb/index.ts';
+import type { DevDb } from '../devdb/index.ts';
+import { startDevDbThread } from '../devdb/thread.ts';
 
 const PROCESSES: readonly ProcessName[] = ['api', 'redirect', 'worker', 'all-in-one'];
 
@@ -33,7 +34,12 @@ async function main(): Promise<void> {
   let devdb: DevDb | null = null;
   let mongoUri = config.mongo.uri;
   if (mongoUri === null) {
-    devdb = await startDevDb({ port: config.devdb.port, ...(config.devdb.dataDir ? { dataDir: config.devdb.dataDir } : {}) });
+    // On a thread of its own: database work never holds up the redirect and API event loops.
+    devdb = await startDevDbThread({
+      port: config.devdb.port,
+      ...(config.devdb.dataDir ? { dataDir: config.devdb.dataDir } : {}),
+      log: (msg, fields) => console.error(`linkplane: ${msg}`, fields ? JSON.stringify(fields) : ''),
+    });
     mongoUri = devdb.uri;
     console.error(`linkplane: development database (devdb) on ${devdb.uri}${config.devdb.dataDir ? `, kept in ${config.devdb.dataDir}` : ''}`);
   }

@@ -1,0 +1,39 @@
+// devdb on its own thread: the all-in-one runs the database in a worker thread so that its CPU work (queries,
+// journal commits, compaction, TTL sweeps) never holds up the event loop that answers redirects and API calls.
+// The driver talks to it over loopback TCP exactly as it would to the in-thread server.
+import { Worker } from 'node:worker_threads';
+import type { DevDb, DevDbOptions } from './index.ts';
+
+type FromThread =
+  | { type: 'ready'; uri: string; port: number }
+  | { type: 'log'; msg: string; fields?: Record<string, unknown> }
+  | { type: 'failed'; error: string }
+  | { type: 'stopped' };
+
+export function startDevDbThread(options: Omit<DevDbOptions, 'log'> & { log?: DevDbOptions['log'] } = {}): Promise<DevDb> {
+  const { log, ...data } = options;
+  const worker = new Worker(new URL('./thread-main.ts', import.meta.url), { workerData: data, name: 'devdb' });
+  let stopped: Promise<void> | undefined;
+  return new Promise<DevDb>((resolve, reject) => {
+    worker.on('error', reject);
+    worker.on('exit', (code) => reject(new Error(`devdb thread exited with code ${code} before it was ready`)));
+    worker.on('message', (m: FromThread) => {
+      if (m.type === 'log') log?.(m.msg, m.fields);
+      else if (m.type === 'failed') reject(new Error(m.error));
+      else if (m.type === 'ready') {
+        worker.removeAllListeners('exit');
+        resolve({
+          uri: m.uri,
+          port: m.port,
+          stop() {
+            stopped ??= new Promise<void>((done) => {
+              worker.once('exit', () => done());
+              worker.postMessage({ type: 'stop' });
+            });
+            return stopped;
+          },
+        });
+      }
+    });
+  });
+}
