@@ -124,7 +124,7 @@ function operation(route: RouteSpec, schemas: SchemaComponents): JsonObject {
   }
   if (parameters.length > 0) op.parameters = parameters;
   if (route.body) {
-    op.requestBody = { required: true, content: { 'application/json': { schema: schemas.convert(route.body) } } };
+    op.requestBody = { required: true, content: { 'application/json': { schema: schemas.request(route.body) } } };
   }
   op.responses = responses(route, schemas, { authenticated, mutation, hasId: pathParams.length > 0 });
   return op;
@@ -356,6 +356,12 @@ table is in \`x-error-codes\`.
 |---|---|---|
 ${errorRows}
 
+## Values
+Strings are Unicode text, and lengths count Unicode characters (an emoji is one): a string holding a lone UTF-16 \
+surrogate (\`"\\ud800"\` in JSON) is 422 \`validation_failed\` naming the field. Query values are text: an integer is \
+plain decimal digits with an optional \`-\` (no blanks, exponent or hex), a boolean \`true\` or \`false\`. A request \
+field with a \`default\` may be left out; the default then applies.
+
 ## Rate limits
 Each key has a sliding one-minute window, shared by every replica; rejected requests count too. Every answer to a \
 recognised key carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`; beyond the limit \
@@ -386,6 +392,36 @@ class SchemaComponents {
     if (typeof node.$id !== 'string') return this.body(node);
     this.register(node.$id, node);
     return { $ref: SCHEMAS + node.$id };
+  }
+
+  /**
+   * A request body, inlined whole under the operation's `requestBody` (no component), and with every property that
+   * has a `default` left out of `required`: the validator fills such a field in, so a client may omit it. Both matter
+   * to code generators: openapi-typescript, with its default options, types a property that has a default as
+   * required, except under a `requestBody`; a shared component is not under one.
+   */
+  request(schema: unknown, isPropertyMap = false): Json {
+    if (Array.isArray(schema)) return schema.map((item) => this.request(item));
+    if (typeof schema !== 'object' || schema === null) return jsonValue(schema);
+    const node = schema as Record<string, unknown>;
+    const out: JsonObject = {};
+    for (const key of Object.keys(node)) {
+      const value = node[key];
+      if ((key === '$id' && !isPropertyMap) || value === undefined) continue;
+      if (key === '$ref' && !isPropertyMap && typeof value === 'string' && !value.startsWith('#')) out.$ref = SCHEMAS + value;
+      else if (DATA_KEYWORDS.has(key) && !isPropertyMap) out[key] = JSON.parse(JSON.stringify(value)) as Json;
+      else out[key] = this.request(value, key === 'properties' && !isPropertyMap);
+    }
+    const properties = out.properties;
+    if (!isPropertyMap && Array.isArray(out.required) && properties !== null && typeof properties === 'object' && !Array.isArray(properties)) {
+      const required = out.required.filter((name) => {
+        const property = properties[name as string];
+        return !(property !== null && typeof property === 'object' && !Array.isArray(property) && 'default' in property);
+      });
+      if (required.length > 0) out.required = required;
+      else delete out.required;
+    }
+    return out;
   }
 
   /** Components by name: the output does not depend on the order routes mention them in. */

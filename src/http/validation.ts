@@ -12,9 +12,10 @@ function makeAjv(coerceTypes: boolean): Ajv {
   return ajv;
 }
 
-// Bodies are JSON and typed as sent; query strings are text, so their numbers and booleans are coerced.
+// Bodies are JSON and typed as sent. Query strings are text: their integers, numbers and booleans are converted by
+// `queryCoercer` below, strictly, not by ajv's coerceTypes (which takes " 5", "1e2" or "0x10" for an integer).
 const bodyAjv = makeAjv(false);
-const queryAjv = makeAjv(true);
+const queryAjv = makeAjv(false);
 
 export type Validator<T> = (value: unknown, root?: string) => T;
 
@@ -25,6 +26,8 @@ function build<S extends TSchema>(ajv: Ajv, schema: S): Validator<Static<S>> {
   const known = typeof id === 'string' ? (ajv.getSchema<Static<S>>(id) as ValidateFunction<Static<S>> | undefined) : undefined;
   const validate: ValidateFunction<Static<S>> = known ?? ajv.compile<Static<S>>(schema);
   return (value, root = '') => {
+    const illFormed = illFormedString(value, []);
+    if (illFormed) throw new ValidationError([{ path: joinPath(root, illFormed) || '(body)', message: ILL_FORMED }]);
     if (validate(value)) return value;
     throw new ValidationError(toDetails(validate.errors ?? [], root));
   };
@@ -35,7 +38,67 @@ export function bodyValidator<S extends TSchema>(schema: S): Validator<Static<S>
 }
 
 export function queryValidator<S extends TSchema>(schema: S): Validator<Static<S>> {
-  return build(queryAjv, schema);
+  const validate = build(queryAjv, schema);
+  const coerce = queryCoercer(schema);
+  return (value, root) => validate(coerce(value as Record<string, unknown>), root);
+}
+
+export const ILL_FORMED = 'must be well-formed Unicode text (no lone UTF-16 surrogate)';
+
+/**
+ * The path of the first string (value or property name) holding a lone UTF-16 surrogate, which JSON can carry as
+ * `"\ud800"` but which is not Unicode text: stored, it would break every client that decodes it strictly.
+ */
+function illFormedString(value: unknown, path: string[]): string[] | null {
+  if (typeof value === 'string') return value.isWellFormed() ? null : path;
+  if (typeof value !== 'object' || value === null) return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = illFormedString(value[i], [...path, String(i)]);
+      if (found) return found;
+    }
+    return null;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (!key.isWellFormed()) return [...path, key];
+    const found = illFormedString(item, [...path, key]);
+    if (found) return found;
+  }
+  return null;
+}
+
+// The text forms a query value takes for each JSON type: plain decimal digits for an integer (no blanks, exponent,
+// hex or sign other than "-"), a decimal fraction for a number, `true`/`false` for a boolean. Anything else stays a
+// string, and the schema refuses it with its own message.
+const QUERY_FORMS: Record<string, { form: RegExp; convert: (text: string) => unknown }> = {
+  integer: { form: /^-?[0-9]{1,16}$/, convert: Number },
+  number: { form: /^-?[0-9]{1,16}(?:\.[0-9]{1,16})?$/, convert: Number },
+  boolean: { form: /^(?:true|false)$/, convert: (text) => text === 'true' },
+};
+
+/** Converts the query values whose property is typed integer, number or boolean (a repeated one stays an array, which the schema refuses). */
+function queryCoercer(schema: TSchema): (query: Record<string, unknown>) => Record<string, unknown> {
+  const properties = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
+  const conversions = new Map<string, (text: string) => unknown>();
+  for (const [name, property] of Object.entries(properties)) {
+    const declared = (property as { type?: unknown }).type;
+    const types = Array.isArray(declared) ? (declared as string[]) : typeof declared === 'string' ? [declared] : [];
+    const forms = types.flatMap((type) => (QUERY_FORMS[type] ? [QUERY_FORMS[type]] : []));
+    if (forms.length === 0) continue;
+    conversions.set(name, (text) => {
+      const match = forms.find(({ form }) => form.test(text));
+      return match ? match.convert(text) : text;
+    });
+  }
+  return (query) => {
+    if (conversions.size === 0) return query;
+    const out: Record<string, unknown> = { ...query };
+    for (const [name, convert] of conversions) {
+      const value = out[name];
+      if (typeof value === 'string') out[name] = convert(value);
+    }
+    return out;
+  };
 }
 
 /** ajv's errors as the spec's details: `path` names the field (`targeting[0].match.country`), one entry each. */

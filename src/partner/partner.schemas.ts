@@ -1,10 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PLAN_IDS } from '../workspace/plans.ts';
-import { PaginationSchema } from '../platform/schema.ts';
+import { DisplayName, PaginationSchema } from '../platform/schema.ts';
 
 export const ClientCreateSchema = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 120 }),
+    name: DisplayName(120),
     plan: Type.Optional(Type.Union(PLAN_IDS.map((id) => Type.Literal(id)), { default: 'free' })),
   },
   { additionalProperties: false, $id: 'ClientCreate' },

@@ -1,4 +1,5 @@
 import { newId } from '../platform/ids.ts';
+import { displayName } from '../platform/schema.ts';
 import { ValidationError } from '../platform/errors.ts';
 import type { PartnerDoc, PartnerStore } from './partner.store.ts';
 import { clientPage, type WorkspaceDoc, type WorkspaceStore } from '../workspace/workspace.store.ts';
@@ -19,8 +20,8 @@ export class PartnerService {
   }
 
   async create(input: { name: string; ownerEmail?: string | null }): Promise<PartnerDoc> {
-    const name = input.name.trim();
-    if (name.length === 0 || name.length > 120) throw new ValidationError([{ path: 'name', message: 'must be 1 to 120 characters' }]);
+    const name = displayName(input.name, 120);
+    if (name === null) throw new ValidationError([{ path: 'name', message: 'must be 1 to 120 characters, not all white space' }]);
     const email = ownerEmail(input.ownerEmail);
     const doc: PartnerDoc = { _id: newId('ptr'), name, rate_limit_per_minute: null, owner_email: email, created_at: new Date() };
     await this.partners.insert(doc);

@@ -5,7 +5,8 @@
 // - ajv ignores `default` inside anyOf/oneOf (and strict mode refuses to compile it), so a nullable object is one
 //   schema with `type: ['object', 'null']` rather than a union with null.
 // - A field with a default is listed as required: ajv fills it in before `required` is checked, so a request may omit
-//   it, and the validated value (and the Static type) always has it. Response schemas carry no defaults at all.
+//   it, and the validated value (and the Static type) always has it. The published document leaves such fields out
+//   of `required` (src/http/openapi.ts), since a client may omit them. Response schemas carry no defaults at all.
 import { Kind, Type, type SchemaOptions, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 
 /** A closed set of strings, as one `enum` (one error message, not one per branch of a union of literals). */
@@ -66,6 +67,20 @@ export const DateTime = (options: SchemaOptions = {}) => Type.String({ ...option
 export const Integer = (minimum: number, maximum: number, options: SchemaOptions = {}) => Type.Integer({ ...options, minimum, maximum });
 export const Text = (minLength: number, maxLength: number, options: SchemaOptions = {}) => Type.String({ ...options, minLength, maxLength });
 export const ReferenceId = (options: SchemaOptions = {}) => Text(3, 64, options);
+
+/**
+ * A name people read (a workspace, a client): counted in Unicode characters, as JSON Schema and ajv count them (an
+ * emoji is one), with at least one character that is not white space. Surrounding white space is trimmed when stored.
+ */
+export const DisplayName = (maxLength: number, options: SchemaOptions = {}) =>
+  Type.String({ description: `1 to ${maxLength} characters, not all white space; trimmed when stored`, ...options, minLength: 1, maxLength, pattern: '\\S' });
+
+/** The rule of `DisplayName` for names that do not come through a validated request (the CLI): trimmed, or null if out of bounds. */
+export function displayName(value: string, maxLength: number): string | null {
+  const name = value.trim();
+  const length = [...name].length;
+  return length === 0 || length > maxLength ? null : name;
+}
 export const closed = { additionalProperties: false } as const;
 
 export const COUNTRY = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 code, uppercase' });

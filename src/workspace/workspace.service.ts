@@ -1,4 +1,5 @@
 import { newId } from '../platform/ids.ts';
+import { displayName } from '../platform/schema.ts';
 import { NotFoundError, ValidationError, type ErrorDetail } from '../platform/errors.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
 import type { Principal } from '../keys/key.service.ts';
@@ -48,8 +49,8 @@ export class WorkspaceService {
   }
 
   async create(input: { name: string; planId?: string; partnerId?: string | null; ownerEmail?: string | null }): Promise<WorkspaceDoc> {
-    const name = input.name.trim();
-    if (name.length === 0 || name.length > 120) throw new ValidationError([{ path: 'name', message: 'must be 1 to 120 characters' }]);
+    const name = displayName(input.name, 120);
+    if (name === null) throw new ValidationError([{ path: 'name', message: 'must be 1 to 120 characters, not all white space' }]);
     const planId = input.planId ?? 'free';
     if (!planById(planId)) {
       throw new ValidationError([{ path: 'plan', message: `must be one of ${PLAN_IDS.join(', ')}` }]);

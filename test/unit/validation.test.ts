@@ -47,6 +47,23 @@ describe('validation details', () => {
     expect(() => q({ limit: '101' })).to.throw(ValidationError);
   });
 
+  it('takes only plain decimal digits for an integer query value, and true/false for a boolean', () => {
+    const q = queryValidator(Type.Object({ limit: Type.Optional(Type.Integer()), on: Type.Optional(Type.Boolean()) }));
+    expect(q({ limit: '-12', on: 'false' })).to.deep.equal({ limit: -12, on: false });
+    for (const limit of [' 5', '5 ', '1e2', '0x10', '+5', '5.0', '', '0b1']) {
+      expect(() => q({ limit }), JSON.stringify(limit)).to.throw(ValidationError);
+    }
+    for (const on of ['1', 'TRUE', 'yes', '']) expect(() => q({ on }), JSON.stringify(on)).to.throw(ValidationError);
+  });
+
+  it('refuses a lone surrogate anywhere in a body, naming where', () => {
+    const b = bodyValidator(Type.Object({ tags: Type.Array(Type.String()) }));
+    expect(() => b({ tags: ['ok', 'x\ud800'] })).to.throw(ValidationError).with.property('details').deep.equal([
+      { path: 'tags[1]', message: 'must be well-formed Unicode text (no lone UTF-16 surrogate)' },
+    ]);
+    expect(b({ tags: ['😀'] })).to.deep.equal({ tags: ['😀'] });
+  });
+
   it('compiles a schema after another that contains it (ids are reused, not registered twice)', () => {
     const Inner = Type.Object({ n: Type.Integer({ maximum: 3 }) }, { additionalProperties: false, $id: 'OrderInner' });
     const Outer = Type.Array(Inner, { $id: 'OrderOuter' });
