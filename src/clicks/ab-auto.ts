@@ -2,6 +2,13 @@
 // 1 + clicks - conversions) posterior; the probability that a variant is the best one is estimated by drawing from
 // every posterior many times with a fixed seed, so the same samples always give the same weights (no flapping
 // between batches, and tests can state exact expectations).
+//
+// The winner. The weights move with every batch, but a winner ends the test, so that decision is taken at a few
+// fixed looks only: when every variant first has min_sample clicks, then 2x, 4x, ... (MAX_LOOKS looks). At look k a
+// variant wins when its probability of being best is at least 1 - FALSE_WINNER_RATE / 2^(k+1) / variants. Across
+// all looks that spends at most FALSE_WINNER_RATE: among variants that convert equally, a winner is declared in at
+// most 5 % of tests (test/unit/ab-statistics.test.ts simulates it). Declaring at 95 % after every batch instead would
+// name a false winner in a third of such tests: each look is another chance for noise to cross a fixed line.
 import type { AbTest } from '../links/link.schemas.ts';
 
 export interface AbSamples {
@@ -13,10 +20,27 @@ export interface AutoWeights {
   /** One per variant, 1 to 100, proportional to the probability of being best (never 0: every variant keeps traffic). */
   weights: number[];
   winnerIndex: number | null;
+  /** The look these samples are at (see lookAt) when it is later than the one already taken, else null. */
+  look: number | null;
 }
 
-/** P(best) above which a variant wins, once every variant has `min_sample` clicks. */
-export const WIN_PROBABILITY = 0.95;
+/** The share of tests between equally converting variants that may end with a (false) winner. */
+export const FALSE_WINNER_RATE = 0.05;
+/** Looks at min_sample x 1, 2, 4, ... 128 clicks per variant; after the last one the weights keep adapting alone. */
+export const MAX_LOOKS = 8;
+
+/** The look a test is at: -1 until every variant has min_sample clicks, k once each has min_sample x 2^k. */
+export function lookAt(clicks: readonly number[], variants: number, minSample: number): number {
+  let least = Infinity;
+  for (let i = 0; i < variants; i++) least = Math.min(least, clicks[i] ?? 0);
+  if (variants < 2 || least < minSample) return -1;
+  return Math.min(MAX_LOOKS - 1, Math.floor(Math.log2(least / minSample)));
+}
+
+/** P(best) a variant needs at look `look` to be declared the winner (alpha spending, Bonferroni over variants). */
+export function winProbability(look: number, variants: number): number {
+  return 1 - FALSE_WINNER_RATE / 2 ** (look + 1) / variants;
+}
 const DRAWS = 4000;
 const SEED = 0x5eed_ab01;
 
@@ -91,13 +115,16 @@ export function probabilityBest(samples: AbSamples, variants: number): number[] 
   return wins.map((w) => w / DRAWS);
 }
 
-/** Weights for the redirect and, when the evidence is strong and large enough, the winning variant. */
-export function computeAutoWeights(ab: AbTest, samples: AbSamples): AutoWeights {
+/**
+ * Weights for the redirect and, at a look not taken yet (`lastLook` is the latest one taken, -1 for none), the
+ * winning variant when the evidence clears that look's bar.
+ */
+export function computeAutoWeights(ab: AbTest, samples: AbSamples, lastLook = -1): AutoWeights {
   const variants = ab.variants.length;
   const p = probabilityBest(samples, variants);
   const weights = p.map((x) => Math.min(100, Math.max(1, Math.round(x * 100))));
-  const minSample = ab.auto?.min_sample ?? 1000;
-  const enough = variants >= 2 && ab.variants.every((_, i) => (samples.clicks[i] ?? 0) >= minSample);
+  const look = lookAt(samples.clicks, variants, ab.auto?.min_sample ?? 1000);
+  if (look <= lastLook) return { weights, winnerIndex: null, look: null };
   const leader = p.indexOf(Math.max(...p));
-  return { weights, winnerIndex: enough && p[leader]! >= WIN_PROBABILITY ? leader : null };
+  return { weights, winnerIndex: p[leader]! >= winProbability(look, variants) ? leader : null, look };
 }

@@ -83,6 +83,11 @@ export interface Config {
     /** TXT record name prefix: `<prefix>.<hostname>` holds the verification token. */
     readonly txtPrefix: string;
   };
+  /** Conversions, abuse reports and link safety. */
+  readonly conversions: {
+    /** How long POST /conversions waits for a genuine click the ingestion has not written yet. */
+    readonly clickWaitMs: number;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -299,6 +304,9 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       cnameTarget: r.optional('DOMAIN_CNAME_TARGET'),
       aTargets: (r.optional('DOMAIN_A_TARGETS') ?? '').split(',').map((v) => v.trim()).filter((v) => v !== ''),
       txtPrefix: r.string('DOMAIN_TXT_PREFIX', '_linkplane'),
+    },
+    conversions: {
+      clickWaitMs: r.int('CONVERSION_CLICK_WAIT_MS', 5_000, 0, 60_000),
     },
   };
   if (config.domains.cnameTarget === null && config.domains.aTargets.length === 0 && config.domains.kube !== 'off') {

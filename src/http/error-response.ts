@@ -2,6 +2,7 @@ import {
   AppError,
   MethodNotAllowedError,
   PayloadTooLargeError, UpstreamError,
+  ClickPendingError,
   RateLimitedError,
   type ErrorCode,
   type ErrorDetail,
@@ -63,6 +64,10 @@ export function toErrorResponse(error: unknown, docsBaseUrl: string): ErrorRespo
   }
   if (error instanceof PayloadTooLargeError) status = 413;
   if (error instanceof UpstreamError) status = 502;
+  if (error instanceof ClickPendingError) {
+    status = 504;
+    headers['Retry-After'] = String(error.retryAfterSeconds);
+  }
   return envelope(error.code, status, error.message, error.details, headers, docsBaseUrl, status >= 500 && error.code === 'internal');
 }
 

@@ -108,6 +108,8 @@ export class LinkService {
       archived: merged.archived ?? existing.archived,
       updated_at: new Date(),
     };
+    // A test edited by hand starts its looks for a winner again (src/clicks/ab-auto.ts).
+    if (changes.ab_test !== undefined) delete doc.ab_last_look;
     await this.commit(principal, 'link.updated', doc, async (session) => {
       if (!(await this.d.links.replace(doc, session))) throw new NotFoundError('link');
     }, { changed: Object.keys(patch).sort() });

@@ -31,6 +31,8 @@ export interface LinkDoc {
   archived: boolean;
   created_at: Date;
   updated_at: Date;
+  /** The last A/B look taken for a winner (src/clicks/ab-auto.ts); absent before the first. Not part of the API. */
+  ab_last_look?: number;
 }
 
 export interface LinkPage {

@@ -35,6 +35,10 @@ import { ipListRoutes } from '../iplists/ip-list.routes.ts';
 import { webhookTestRoutes } from '../webhooks/test-delivery.ts';
 import { SecretBox } from '../webhooks/secret-box.ts';
 import { buildOpenApi } from '../http/openapi.ts';
+import { ClickIds } from '../clicks/click-id.ts';
+import { AbFeedback } from '../clicks/ab-feedback.ts';
+import { ConversionService } from '../conversions/conversion.service.ts';
+import { conversionRoutes } from '../conversions/conversion.routes.ts';
 import { openApiRoutes } from '../http/openapi.routes.ts';
 
 /** Paths under /v1 answered without a key. */
@@ -106,6 +110,27 @@ export function buildApi(infra: Infra): ApiService {
     },
     targets: config.domains,
   });
+  const conversions = new ConversionService({
+    client: mongo.client,
+    conversions: stores.conversions,
+    clicks: stores.clicks.clicks,
+    workspaces: stores.workspaces,
+    events: stores.events,
+    clickIds: new ClickIds(config.secretKey),
+    abFeedback: new AbFeedback({
+      client: mongo.client,
+      links: stores.links.collection,
+      clicks: stores.clicks,
+      conversions: stores.conversions,
+      events: stores.events,
+      workspaces: stores.workspaces,
+      invalidate: (m) => bus.publish(m),
+      onEvent: () => infra.outbox.nudge(),
+    }),
+    logger,
+    clickWaitMs: config.conversions.clickWaitMs,
+    onEvent: () => infra.outbox.nudge(),
+  });
   if (config.webhooks.allowPrivateTargets) {
     logger.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is on: webhook endpoints may target loopback and private addresses (development only)');
   }
@@ -121,6 +146,7 @@ export function buildApi(infra: Infra): ApiService {
     ...webhookRoutes(webhooks, config.webhooks.secretGraceHours),
     ...webhookTestRoutes({ webhooks: stores.webhooks, nats }),
     ...partnerRoutes(partners, workspaces),
+    ...conversionRoutes(conversions, config.conversions.clickWaitMs),
   ];
   // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.
   routes.push(

@@ -18,6 +18,7 @@ import { RotatorHealthStore } from '../clicks/rotator-health.store.ts';
 import { DomainStore } from '../domains/domain.store.ts';
 import { IpListStore } from '../iplists/ip-list.store.ts';
 import { PasswordAttempts } from '../redirect/password-attempts.ts';
+import { ConversionStore } from '../conversions/conversion.store.ts';
 
 /** Every store over one database; `ensureIndexes` creates what their queries need. */
 export class Stores {
@@ -39,6 +40,7 @@ export class Stores {
   readonly domains: DomainStore;
   readonly ipLists: IpListStore;
   readonly passwordAttempts: PasswordAttempts;
+  readonly conversions: ConversionStore;
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -58,6 +60,7 @@ export class Stores {
     this.rotatorHealth = new RotatorHealthStore(db);
     this.domains = new DomainStore(db);
     this.ipLists = new IpListStore(db);
+    this.conversions = new ConversionStore(db);
     this.passwordAttempts = new PasswordAttempts(db, {
       maxAttempts: config.redirect.passwordMaxAttempts,
       windowMs: config.redirect.passwordAttemptWindowMs,
@@ -82,6 +85,7 @@ export class Stores {
       this.domains.ensureIndexes(),
       this.ipLists.ensureIndexes(),
       this.passwordAttempts.ensureIndexes(),
+      this.conversions.ensureIndexes(),
     ]);
   }
 }

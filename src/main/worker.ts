@@ -87,7 +87,18 @@ export function buildWorker(infra: Infra): WorkerService {
     batchSize: config.clicks.batchSize,
     batchWaitMs: config.clicks.batchWaitMs,
     counting: [new ClickUsage({ db: mongo.db, client: mongo.client, workspaces: stores.workspaces, events: stores.events, onEvent: () => relay.nudge() }).afterCount],
-    derived: [new AbFeedback({ links: stores.links.collection, clicks: stores.clicks, invalidate: (m) => infra.bus.publish(m) }).afterBatch],
+    derived: [
+      new AbFeedback({
+        client: mongo.client,
+        links: stores.links.collection,
+        clicks: stores.clicks,
+        conversions: stores.conversions,
+        events: stores.events,
+        workspaces: stores.workspaces,
+        invalidate: (m) => infra.bus.publish(m),
+        onEvent: () => relay.nudge(),
+      }).afterBatch,
+    ],
   });
   const rotatorHealth = new DestinationHealthChecker({
     links: stores.links.collection,

@@ -168,3 +168,30 @@ export class DuplicateKeyError extends ConflictError {
 export function isDuplicateKey(error: unknown): error is { code: 11000; keyValue?: Record<string, unknown> } {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
 }
+
+/** A click id that was not issued by us for this workspace: forged, tampered with, or another workspace's. */
+export class InvalidClickIdError extends AppError {
+  constructor() {
+    super('invalid_click_id', 'The click_id is not valid for this workspace (forged, altered, or issued by another workspace).');
+  }
+}
+
+export class AttributionExpiredError extends AppError {
+  readonly windowDays: number;
+  constructor(windowDays: number) {
+    super('attribution_expired', `The click is older than the workspace's attribution window (${windowDays} days) at the conversion's occurred_at.`);
+    this.windowDays = windowDays;
+  }
+}
+
+/**
+ * A genuine click id whose click the ingestion has not written yet (the click pipeline is behind): `internal`,
+ * answered 504 with Retry-After; the retry (with the same external_id or Idempotency-Key) records it once.
+ */
+export class ClickPendingError extends AppError {
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number) {
+    super('internal', `The click is not recorded yet; retry in ${retryAfterSeconds} s.`);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}

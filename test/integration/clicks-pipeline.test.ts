@@ -17,6 +17,7 @@ import { ClickIngestor, type BatchHook } from '../../src/clicks/ingest.ts';
 import { RotatorCounters } from '../../src/clicks/counters.ts';
 import { RotatorHealthStore } from '../../src/clicks/rotator-health.store.ts';
 import { AbFeedback } from '../../src/clicks/ab-feedback.ts';
+import { ConversionStore, type ConversionDoc } from '../../src/conversions/conversion.store.ts';
 import { LinkStore, type LinkDoc } from '../../src/links/link.store.ts';
 import { ClickUsage } from '../../src/clicks/usage-meter.ts';
 import { EventStore } from '../../src/events/event.store.ts';
@@ -315,6 +316,17 @@ describe('click capture and ingestion (real NATS, MongoDB protocol)', function (
   });
 
   describe('A/B feedback', () => {
+    const aFeedback = (db: Db, links: LinkStore, store: ClickStore, invalidations: Invalidation[]) =>
+      new AbFeedback({
+        client,
+        links: links.collection,
+        clicks: store,
+        conversions: new ConversionStore(db),
+        events: new EventStore(db),
+        workspaces: new WorkspaceStore(db),
+        invalidate: (m) => Promise.resolve(void invalidations.push(m)),
+      });
+
     it('writes variant clicks and automatic weights into the link and broadcasts an invalidation', async () => {
       const db = aDb();
       const links = new LinkStore(db);
@@ -332,15 +344,20 @@ describe('click capture and ingestion (real NATS, MongoDB protocol)', function (
             { url: 'https://example.com/a', weight: 50 },
             { url: 'https://example.com/b', weight: 50 },
           ],
-          auto: { enabled: true, min_sample: 10, samples: { clicks: [0, 0], conversions: [3, 0] } },
+          auto: { enabled: true, min_sample: 10, samples: { clicks: [0, 0], conversions: [0, 0] } },
         },
         created_at: now,
         updated_at: now,
       } as unknown as LinkDoc;
       await links.collection.insertOne(link);
+      // Two clicks of variant 0 converted (one of them twice: it counts once), none of variant 1.
+      const conversions = new ConversionStore(db);
+      for (const clickId of ['clk_a', 'clk_a', 'clk_b']) {
+        await conversions.collection.insertOne({ _id: `cnv_${Math.random()}`, link_id: 'lnk_ab', click_id: clickId, variant_index: 0 } as unknown as ConversionDoc);
+      }
       const invalidations: Invalidation[] = [];
       const store = new ClickStore(db);
-      const feedback = new AbFeedback({ links: links.collection, clicks: store, invalidate: (m) => Promise.resolve(void invalidations.push(m)) });
+      const feedback = aFeedback(db, links, store, invalidations);
       const { nats } = await started(db, { store, derived: [feedback.afterBatch] });
       const { publisher } = aPublisher(nats);
       for (let i = 0; i < 12; i++) publisher.record(aClick({ link_id: 'lnk_ab', decision: { step: 'ab_test', variantIndex: i % 3 === 0 ? 1 : 0 } }));
@@ -350,7 +367,7 @@ describe('click capture and ingestion (real NATS, MongoDB protocol)', function (
         return doc?.ab_test?.auto?.samples?.clicks.join() === '8,4' ? doc : false;
       }, 20_000, 'variant clicks written to the link');
       const auto = updated.ab_test!.auto!;
-      expect(auto.samples!.conversions, 'conversions stay as stored').to.deep.equal([3, 0]);
+      expect(auto.samples!.conversions, 'converted clicks per variant, from the conversions').to.deep.equal([2, 0]);
       expect(auto.weights).to.have.length(2);
       expect(auto.weights![0]).to.be.greaterThan(auto.weights![1]!);
       expect(invalidations.at(-1)).to.deep.equal({ kind: 'link', id: 'lnk_ab', keys: ['lp.test/ab'] });
@@ -376,7 +393,7 @@ describe('click capture and ingestion (real NATS, MongoDB protocol)', function (
       } as unknown as LinkDoc);
       const store = new ClickStore(db);
       const invalidations: Invalidation[] = [];
-      const feedback = new AbFeedback({ links: links.collection, clicks: store, invalidate: (m) => Promise.resolve(void invalidations.push(m)) });
+      const feedback = aFeedback(db, links, store, invalidations);
       const { nats } = await started(db, { store, derived: [feedback.afterBatch] });
       const { publisher } = aPublisher(nats);
       for (let i = 0; i < 3; i++) publisher.record(aClick({ link_id: 'lnk_warm', decision: { step: 'ab_test', variantIndex: 1 } }));
