@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { EMPTY_BLOCKLIST, mergeBlocklists, normaliseHost, parseBlocklist, type Blocklist } from '../links/link-safety.ts';
+
 // The only reader of process.env. Every process receives the frozen result; a bad variable is named at start-up,
 // all of them at once, so an operator fixes a deployment in one round.
 
@@ -88,6 +91,8 @@ export interface Config {
     /** How long POST /conversions waits for a genuine click the ingestion has not written yet. */
     readonly clickWaitMs: number;
   };
+  /** Destinations refused on every URL field of a link (LINK_BLOCKLIST_HOSTS, LINK_BLOCKLIST_FILE). */
+  readonly linkBlocklist: Blocklist;
 }
 
 type Env = Record<string, string | undefined>;
@@ -231,6 +236,8 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
     }
   }
 
+  const linkBlocklist = readBlocklist(r, env);
+
   const config: Config = {
     process,
     env: nodeEnv,
@@ -308,6 +315,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
     conversions: {
       clickWaitMs: r.int('CONVERSION_CLICK_WAIT_MS', 5_000, 0, 60_000),
     },
+    linkBlocklist,
   };
   if (config.domains.cnameTarget === null && config.domains.aTargets.length === 0 && config.domains.kube !== 'off') {
     r.problems.push('DOMAIN_CNAME_TARGET or DOMAIN_A_TARGETS: at least one is needed to tell customers where to point a domain');
@@ -323,6 +331,29 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return deepFreeze(config);
+}
+
+/** LINK_BLOCKLIST_HOSTS (comma-separated hostnames) and the entries of LINK_BLOCKLIST_FILE (see link-safety.ts). */
+function readBlocklist(r: Reader, env: Env): Blocklist {
+  const hosts = (env.LINK_BLOCKLIST_HOSTS ?? '').split(',').map((h) => h.trim()).filter((h) => h !== '');
+  const inline: Blocklist = { hosts: [], patterns: [] };
+  for (const entry of hosts) {
+    const host = normaliseHost(entry);
+    if (host === null || entry.includes('/')) r.problems.push(`LINK_BLOCKLIST_HOSTS: "${entry}" is not a hostname`);
+    else (inline.hosts as Array<{ host: string; reason: string }>).push({ host, reason: 'the host is on the blocklist' });
+  }
+  const file = r.optional('LINK_BLOCKLIST_FILE');
+  if (file === null) return hosts.length === 0 ? EMPTY_BLOCKLIST : inline;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    r.problems.push(`LINK_BLOCKLIST_FILE: cannot read "${file}": ${(error as Error).message}`);
+    return inline;
+  }
+  const parsed = parseBlocklist(text);
+  for (const problem of parsed.problems) r.problems.push(`LINK_BLOCKLIST_FILE ${file}, ${problem}`);
+  return mergeBlocklists(inline, parsed.blocklist);
 }
 
 function deepFreeze<T extends object>(value: T): T {

@@ -6,6 +6,7 @@ import type { LabelStore } from './label.store.ts';
 import { DEFAULT_DOMAIN_ID, type DomainDirectory, type ResolvedDomain } from './domains.ts';
 import type { LinkCreate, Rule, Utm } from './link.schemas.ts';
 import { isIpOrCidr } from '../redirect/ip-match.ts';
+import { blockedReason, type Blocklist } from './link-safety.ts';
 
 type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
 
@@ -56,6 +57,9 @@ function destinations(content: LinkContent): Array<[string, string]> {
   });
   content.rotator?.destinations.forEach((d, i) => out.push([`rotator.destinations[${i}].url`, d.url]));
   if (content.rotator?.fallback_url) out.push(['rotator.fallback_url', content.rotator.fallback_url]);
+  content.rules?.forEach((r, i) => {
+    if (r.action.type === 'page' && r.action.button_url) out.push([`rules[${i}].action.button_url`, r.action.button_url]);
+  });
   if (content.mobile?.desktop_url) out.push(['mobile.desktop_url', content.mobile.desktop_url]);
   for (const os of ['ios', 'android'] as const) {
     const app = content.mobile?.[os];
@@ -72,7 +76,7 @@ function destinations(content: LinkContent): Array<[string, string]> {
 export async function checkReferences(
   principal: WorkspacePrincipal,
   content: LinkContent,
-  deps: { domains: DomainDirectory; tags: LabelStore; folders: LabelStore },
+  deps: { domains: DomainDirectory; tags: LabelStore; folders: LabelStore; blocklist?: Blocklist },
 ): Promise<ResolvedDomain> {
   const workspaceId = principal.workspace._id;
   const details: ErrorDetail[] = [];
@@ -88,9 +92,17 @@ export async function checkReferences(
       if (!found.has(id)) details.push({ path: `tag_ids[${i}]`, message: 'no such tag' });
     });
   }
+  const refused: string[] = [];
   for (const [path, url] of destinations(content)) {
-    if (await deps.domains.isShortDomain(url)) details.push({ path, message: 'points at a short-link domain (a redirect loop)' });
+    const reason = deps.blocklist ? blockedReason(deps.blocklist, url) : null;
+    if (reason !== null) {
+      details.push({ path, message: `is refused by the link safety blocklist: ${reason}` });
+      refused.push(`${path} (${reason})`);
+    } else if (await deps.domains.isShortDomain(url)) {
+      details.push({ path, message: 'points at a short-link domain (a redirect loop)' });
+    }
   }
+  if (refused.length > 0) throw new ValidationError(details, `A destination is refused by the link safety blocklist: ${refused.join('; ')}.`);
   if (details.length > 0 || !domain) throw new ValidationError(details);
   return domain;
 }

@@ -14,6 +14,7 @@ import type { LabelDoc, LabelStore } from './label.store.ts';
 import type { DomainDirectory } from './domains.ts';
 import { hashPassword } from './password.ts';
 import { linkView } from './link.view.ts';
+import type { Blocklist } from './link-safety.ts';
 import { applyUtm, capabilitiesUsed, checkReferences, generateSlug, requireCapabilities, withRuleIds, type LinkContent } from './link.prepare.ts';
 import { LinkStoredSchema, type Link, type LinkCreate, type LinkListQuery, type LinkUpdate } from './link.schemas.ts';
 
@@ -31,6 +32,8 @@ export interface LinkServiceDeps {
   bus: CacheBus | null;
   /** Wakes the outbox relay when it runs in this process (all-in-one). */
   onEvent?: () => void;
+  /** Link safety: destinations refused on every URL field (config LINK_BLOCKLIST_*). */
+  blocklist?: Blocklist;
 }
 
 export type BulkItem =

@@ -89,6 +89,7 @@ export function buildApi(infra: Infra): ApiService {
     domains,
     bus,
     onEvent: () => infra.outbox.nudge(),
+    blocklist: config.linkBlocklist,
   });
   const tags = new LabelService(stores.tags, stores.links, 'tag');
   const folders = new LabelService(stores.folders, stores.links, 'folder');
