@@ -5,7 +5,7 @@ import type { Binary} from 'bson';
 import { UUID } from 'bson';
 import { CommandError } from './errors.ts';
 import { defaultIndexName, formatKeyValue, Index, sameOptions, type IndexSpec } from './indexes.ts';
-import { plan } from './planner.ts';
+import { orderedPlan, plan } from './planner.ts';
 import { keyOf, promoteDoc, type Doc } from './values.ts';
 
 export interface Entry {
@@ -32,6 +32,8 @@ export interface DocSet {
   readonly ns: string;
   get(id: string): Entry | undefined;
   candidates(filter: Doc | undefined): Iterable<Entry>;
+  /** Candidates already in `sort`'s order, walking an index, or undefined when no index gives that order. */
+  ordered?(filter: Doc | undefined, sort: Doc): Iterable<Entry> | undefined;
   insert(doc: Doc): Entry;
   replace(old: Entry, doc: Doc): Entry;
   remove(old: Entry): void;
@@ -89,13 +91,25 @@ export class Collection implements DocSet {
       return;
     }
     const seen = new Set<string>();
-    const ids = p.kind === 'ids' ? p.ids : p.lookups.flatMap((keys) => [...p.index.lookup(keys)]);
+    const ids = p.kind === 'ids' ? p.ids : p.lookups.length === 1 ? p.index.owners(p.lookups[0]!) : p.lookups.flatMap((values) => [...p.index.owners(values)]);
     for (const id of ids) {
       if (seen.has(id)) continue;
       seen.add(id);
       const e = this.docs.get(id);
       if (e) yield e;
     }
+  }
+
+  ordered(filter: Doc | undefined, sort: Doc): Iterable<Entry> | undefined {
+    const p = orderedPlan(filter, sort, this.indexes);
+    if (!p) return undefined;
+    const docs = this.docs;
+    return (function* () {
+      for (const id of p.index.walk(p.prefix, p.reverse, p.start)) {
+        const e = docs.get(id);
+        if (e) yield e;
+      }
+    })();
   }
 
   /** Throws the duplicate key error `entry` would cause; `isOther` decides which owners count. */

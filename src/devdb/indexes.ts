@@ -1,11 +1,12 @@
-// Secondary indexes: a Map from canonical key string to the owning `_id` key(s). Unique checks
-// are one Map lookup; equality queries on the leading field(s) use the same maps to narrow
-// candidates. Compound indexes keep a second map on their first field alone for prefix lookups.
+// Secondary indexes: every key (the indexed values, then the owner's canonical `_id`) in a B+ tree in
+// MongoDB's value order. Equality lookups on a leading prefix, unique checks and sorted walks are all
+// range scans, so a sorted, limited read walks the index and stops at the limit.
 import { ObjectId } from 'bson';
+import sortedBTree from 'sorted-btree';
 import { compileFilter, type Matcher } from './engine.ts';
 import { CommandError } from './errors.ts';
 import { EMPTY_ARRAY, pathValues } from './paths.ts';
-import { describe, isPlainObject, keyOf, toNumber, type Doc } from './values.ts';
+import { compareValues, describe, isPlainObject, keyOf, toNumber, type Doc } from './values.ts';
 
 export interface IndexSpec {
   name: string;
@@ -17,36 +18,44 @@ export interface IndexSpec {
   [option: string]: unknown;
 }
 
-type Owners = string | Set<string>;
+// A CommonJS package: under Node's ESM loader its default import is `module.exports`.
+const BTree = sortedBTree.default;
+type Tree = InstanceType<typeof BTree<Key, undefined>>;
+
+/** Positions before and after every key, for range starts: they compare below or above any value. */
+export const LOW = Symbol('low');
+export const HIGH = Symbol('high');
+
+/** An index key: the indexed values (one per field) followed by the owning document's canonical `_id` key. */
+export type Key = unknown[];
 
 function fieldKey(v: unknown): string {
   return v === EMPTY_ARRAY ? 'u' : keyOf(v);
 }
 
-function addOwner(map: Map<string, Owners>, key: string, id: string): void {
-  const cur = map.get(key);
-  if (cur === undefined) map.set(key, id);
-  else if (typeof cur === 'string') {
-    if (cur !== id) map.set(key, new Set([cur, id]));
-  } else cur.add(id);
-}
-
-function removeOwner(map: Map<string, Owners>, key: string, id: string): void {
-  const cur = map.get(key);
-  if (cur === undefined) return;
-  if (typeof cur === 'string') {
-    if (cur === id) map.delete(key);
-    return;
+/** MongoDB's order, with NaN below every other number so that the order stays total. */
+export function compareIndexValues(a: unknown, b: unknown): number {
+  if (typeof a === 'number' && typeof b === 'number') {
+    if (Number.isNaN(a)) return Number.isNaN(b) ? 0 : -1;
+    if (Number.isNaN(b)) return 1;
+    return a < b ? -1 : a > b ? 1 : 0;
   }
-  cur.delete(id);
-  if (cur.size === 1) map.set(key, cur.values().next().value!);
-  else if (cur.size === 0) map.delete(key);
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  return compareValues(a, b);
 }
 
-function ownersOf(map: Map<string, Owners>, key: string): Iterable<string> {
-  const cur = map.get(key);
-  if (cur === undefined) return [];
-  return typeof cur === 'string' ? [cur] : cur;
+function compareKeys(a: Key, b: Key, dirs: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x === LOW || y === LOW) return x === y ? 0 : x === LOW ? -1 : 1;
+    if (x === HIGH || y === HIGH) return x === y ? 0 : x === HIGH ? 1 : -1;
+    if (i === dirs.length) return (x as string) < (y as string) ? -1 : (x as string) > (y as string) ? 1 : 0;
+    const c = compareIndexValues(x, y);
+    if (c !== 0) return c * dirs[i]!;
+  }
+  return a.length - b.length;
 }
 
 export function formatKeyValue(v: unknown): string {
@@ -71,30 +80,49 @@ export function defaultIndexName(key: Doc): string {
     .join('_');
 }
 
+/** Where an ordered walk starts on the field after the equality prefix. */
+export interface WalkStart {
+  value: unknown;
+  inclusive: boolean;
+}
+
+/**
+ * A B+ tree of keys in the index's own order (each field ascending or descending as declared). Equality lookups,
+ * unique checks and ordered walks are all range scans over a key prefix.
+ */
 export class Index {
   readonly spec: IndexSpec;
   readonly fields: string[];
+  /** 1 or -1 per field, as declared. */
+  readonly dirs: number[];
   readonly unique: boolean;
   readonly sparse: boolean;
   readonly partial: Matcher | undefined;
   /** Usable to narrow arbitrary queries: it contains every document. */
   readonly complete: boolean;
-  private readonly full = new Map<string, Owners>();
-  private readonly first: Map<string, Owners> | undefined;
+  /** Some document had several values (or an empty array) for a field: the key order is then not the sort order. */
+  multikey = false;
+  private readonly tree: Tree;
 
   constructor(spec: IndexSpec) {
     this.spec = spec;
     this.fields = Object.keys(spec.key);
     if (this.fields.length === 0) throw new CommandError('BadValue', 'Index keys cannot be empty.');
+    this.dirs = this.fields.map((f) => (toNumber(spec.key[f], 1) < 0 ? -1 : 1));
     this.unique = spec.unique === true;
     this.sparse = spec.sparse === true;
     this.partial = spec.partialFilterExpression ? compileFilter(spec.partialFilterExpression) : undefined;
     this.complete = !this.sparse && !this.partial;
-    this.first = this.fields.length > 1 ? new Map() : undefined;
+    const dirs = this.dirs;
+    this.tree = new BTree<Key, undefined>(undefined, (a, b) => compareKeys(a, b, dirs));
   }
 
   get ttlSeconds(): number | undefined {
     return this.spec.expireAfterSeconds === undefined ? undefined : toNumber(this.spec.expireAfterSeconds);
+  }
+
+  get size(): number {
+    return this.tree.size;
   }
 
   /** Per-field value lists, or null when the document is not part of this index. */
@@ -106,6 +134,7 @@ export class Index {
   }
 
   private static combos(perField: unknown[][]): unknown[][] {
+    if (perField.every((vals) => vals.length === 1)) return [perField.map((vals) => vals[0])];
     let out: unknown[][] = [[]];
     for (const vals of perField) {
       const next: unknown[][] = [];
@@ -123,19 +152,52 @@ export class Index {
     return keys;
   }
 
-  private firstKeys(view: Doc): Set<string> {
-    const perField = this.fieldValues(view);
-    return new Set(perField ? perField[0]!.map(fieldKey) : []);
-  }
-
   add(id: string, view: Doc): void {
-    for (const key of this.keysWithValues(view).keys()) addOwner(this.full, key, id);
-    if (this.first) for (const key of this.firstKeys(view)) addOwner(this.first, key, id);
+    const perField = this.fieldValues(view);
+    if (!perField) return;
+    if (!this.multikey && perField.some((vals) => vals.length !== 1 || vals[0] === EMPTY_ARRAY)) this.multikey = true;
+    for (const combo of Index.combos(perField)) {
+      combo.push(id);
+      this.tree.set(combo, undefined);
+    }
   }
 
   remove(id: string, view: Doc): void {
-    for (const key of this.keysWithValues(view).keys()) removeOwner(this.full, key, id);
-    if (this.first) for (const key of this.firstKeys(view)) removeOwner(this.first, key, id);
+    const perField = this.fieldValues(view);
+    if (!perField) return;
+    for (const combo of Index.combos(perField)) {
+      combo.push(id);
+      this.tree.delete(combo);
+    }
+  }
+
+  /** Owners of the keys that start with `prefix` (values, in field order), in index order. */
+  *owners(prefix: readonly unknown[]): Iterable<string> {
+    for (const [key] of this.tree.entries([...prefix, LOW])) {
+      if (!this.hasPrefix(key, prefix)) return;
+      yield key[key.length - 1] as string;
+    }
+  }
+
+  private hasPrefix(key: Key, prefix: readonly unknown[]): boolean {
+    for (let i = 0; i < prefix.length; i++) if (compareIndexValues(key[i], prefix[i]) !== 0) return false;
+    return true;
+  }
+
+  /**
+   * Owners of the keys that start with `prefix`, in index order (`reverse`: backwards), starting at `start` on
+   * the next field when given. Every key of the prefix from there on is visited; the caller stops when it has
+   * enough.
+   */
+  *walk(prefix: readonly unknown[], reverse: boolean, start?: WalkStart): Iterable<string> {
+    let from: Key;
+    if (start) from = [...prefix, start.value, reverse === start.inclusive ? HIGH : LOW];
+    else from = [...prefix, reverse ? HIGH : LOW];
+    const keys = reverse ? this.tree.entriesReversed(from) : this.tree.entries(from);
+    for (const [key] of keys) {
+      if (!this.hasPrefix(key, prefix)) return;
+      yield key[key.length - 1] as string;
+    }
   }
 
   /**
@@ -144,10 +206,17 @@ export class Index {
    */
   findDuplicate(ns: string, id: string, view: Doc, isOther: (ownerId: string) => boolean, extra?: (key: string) => boolean): CommandError | undefined {
     if (!this.unique) return undefined;
-    for (const [key, values] of this.keysWithValues(view)) {
+    const perField = this.fieldValues(view);
+    if (!perField) return undefined;
+    for (const values of Index.combos(perField)) {
       let clash = false;
-      for (const owner of ownersOf(this.full, key)) if (owner !== id && isOther(owner)) clash = true;
-      if (!clash && extra) clash = extra(key);
+      for (const owner of this.owners(values)) {
+        if (owner !== id && isOther(owner)) {
+          clash = true;
+          break;
+        }
+      }
+      if (!clash && extra) clash = extra(values.map(fieldKey).join('\u0000'));
       if (clash) return this.duplicateError(ns, values);
     }
     return undefined;
@@ -166,13 +235,6 @@ export class Index {
       keyPattern: this.spec.key,
       keyValue,
     });
-  }
-
-  /** Ids whose indexed fields equal `values` (one canonical key per leading field). */
-  lookup(valueKeys: string[]): Iterable<string> {
-    if (valueKeys.length === this.fields.length) return ownersOf(this.full, valueKeys.join('\u0000'));
-    if (valueKeys.length === 1) return ownersOf(this.first ?? this.full, valueKeys[0]!);
-    throw new Error('index lookup needs the full key or its first field');
   }
 
   /** Every stored key must be unique; used when a unique index is created on existing data. */

@@ -1,12 +1,15 @@
-// Picks candidate documents for a filter from top-level equality conditions, so that lookups
-// like {_id}, {key_hash} or {domain_id, slug} do not scan the collection. Candidates are a
-// superset: the full mingo filter still runs on each one.
+// Query planning over the indexes. `plan` picks candidate documents for a filter from top-level equality
+// conditions, so that lookups like {_id}, {key_hash} or {domain_id, slug} do not scan the collection (candidates
+// are a superset: the full mingo filter still runs on each one). `orderedPlan` finds an index whose order is the
+// requested sort after an equality prefix, so that a sorted, limited read walks it and stops at the limit.
 import { Binary, ObjectId } from 'bson';
-import type { Index } from './indexes.ts';
-import { isPlainObject, keyOf, promote, type Doc } from './values.ts';
+import type { Index, WalkStart } from './indexes.ts';
+import { compareIndexValues } from './indexes.ts';
+import { isPlainObject, keyOf, promote, toNumber, type Doc } from './values.ts';
 
 function indexable(v: unknown): boolean {
   return (
+    v === null ||
     typeof v === 'string' ||
     (typeof v === 'number' && !Number.isNaN(v)) ||
     typeof v === 'boolean' ||
@@ -16,49 +19,169 @@ function indexable(v: unknown): boolean {
   );
 }
 
-/** Canonical keys a field must equal one of, or undefined when the condition is not a plain equality. */
-function equalityKeys(cond: unknown): string[] | undefined {
+function unique(values: unknown[]): unknown[] {
+  const seen = new Map<string, unknown>();
+  for (const v of values) seen.set(keyOf(v), v);
+  return [...seen.values()];
+}
+
+/** The values a field must equal one of, or undefined when the condition is not a plain equality. */
+function equalityValues(cond: unknown): unknown[] | undefined {
   const v = promote(cond);
-  if (indexable(v)) return [keyOf(v)];
+  if (indexable(v)) return [v];
   if (!isPlainObject(v)) return undefined;
-  if ('$eq' in v && indexable(v.$eq)) return [keyOf(v.$eq)];
-  if ('$in' in v && Array.isArray(v.$in) && v.$in.length > 0 && v.$in.every(indexable)) return [...new Set(v.$in.map(keyOf))];
+  if ('$eq' in v && indexable(v.$eq)) return [v.$eq];
+  if ('$in' in v && Array.isArray(v.$in) && v.$in.length > 0 && v.$in.every(indexable)) return unique(v.$in);
   return undefined;
 }
 
-function collectEqualities(filter: Doc, out: Map<string, string[]>): void {
+function collectEqualities(filter: Doc, out: Map<string, unknown[]>): void {
   for (const [field, cond] of Object.entries(filter)) {
     if (field === '$and' && Array.isArray(cond)) {
       for (const sub of cond) if (isPlainObject(sub)) collectEqualities(sub, out);
       continue;
     }
     if (field.startsWith('$')) continue;
-    const keys = equalityKeys(cond);
-    if (keys && !out.has(field)) out.set(field, keys);
+    const values = equalityValues(cond);
+    if (values && !out.has(field)) out.set(field, values);
   }
 }
 
-export type Plan = { kind: 'ids'; ids: string[] } | { kind: 'index'; index: Index; lookups: string[][] } | { kind: 'scan' };
+export type Plan = { kind: 'ids'; ids: string[] } | { kind: 'index'; index: Index; lookups: unknown[][] } | { kind: 'scan' };
+
+const MAX_LOOKUPS = 256;
+
+function product(lists: unknown[][]): unknown[][] {
+  let out: unknown[][] = [[]];
+  for (const vals of lists) out = out.flatMap((prefix) => vals.map((v) => [...prefix, v]));
+  return out;
+}
+
+/** The leading index fields constrained by equalities, as value lists (bounded number of combinations). */
+function equalityPrefix(index: Index, eq: Map<string, unknown[]>): unknown[][] {
+  const lists: unknown[][] = [];
+  let combos = 1;
+  for (const f of index.fields) {
+    const vals = eq.get(f);
+    if (!vals || combos * vals.length > MAX_LOOKUPS) break;
+    combos *= vals.length;
+    lists.push(vals);
+  }
+  return lists;
+}
 
 export function plan(filter: Doc | undefined, indexes: readonly Index[]): Plan {
   if (!filter) return { kind: 'scan' };
-  const eq = new Map<string, string[]>();
+  const eq = new Map<string, unknown[]>();
   collectEqualities(filter, eq);
   if (eq.size === 0) return { kind: 'scan' };
   const ids = eq.get('_id');
-  if (ids) return { kind: 'ids', ids };
-  let best: { index: Index; lookups: string[][]; score: number } | undefined;
+  if (ids && ids.every((v) => v !== null)) return { kind: 'ids', ids: ids.map(keyOf) };
+  let best: { index: Index; lookups: unknown[][]; score: number } | undefined;
   for (const index of indexes) {
     if (!index.complete) continue;
-    const perField = index.fields.map((f) => eq.get(f));
-    const full = perField.every((k) => k?.length === 1);
-    if (full) {
-      const score = index.fields.length * 10 + (index.unique ? 5 : 0);
-      if (!best || score > best.score) best = { index, lookups: [perField.map((k) => k![0]!)], score };
-    } else if (perField[0]) {
-      const score = 1;
-      if (!best || score > best.score) best = { index, lookups: perField[0].map((k) => [k]), score };
-    }
+    const lists = equalityPrefix(index, eq);
+    if (lists.length === 0) continue;
+    const full = lists.length === index.fields.length;
+    const single = lists.every((l) => l.length === 1);
+    const score = lists.length * 10 + (full && index.unique ? 5 : 0) + (single ? 1 : 0);
+    if (!best || score > best.score) best = { index, lookups: product(lists), score };
   }
   return best ? { kind: 'index', index: best.index, lookups: best.lookups } : { kind: 'scan' };
+}
+
+export interface OrderedPlan {
+  index: Index;
+  prefix: unknown[];
+  reverse: boolean;
+  start: WalkStart | undefined;
+}
+
+interface Bound {
+  value: unknown;
+  inclusive: boolean;
+}
+
+function tighter(a: Bound | undefined, b: Bound | undefined, upper: boolean): Bound | undefined {
+  if (!a || !b) return a ?? b;
+  const c = compareIndexValues(a.value, b.value) * (upper ? 1 : -1);
+  return c < 0 || (c === 0 && !a.inclusive) ? a : b;
+}
+
+function looser(a: Bound | undefined, b: Bound | undefined, upper: boolean): Bound | undefined {
+  if (!a || !b) return undefined;
+  const c = compareIndexValues(a.value, b.value) * (upper ? 1 : -1);
+  return c > 0 || (c === 0 && a.inclusive) ? a : b;
+}
+
+/** A bound every matching document's `field` is within (upper: at most, else at least), or undefined. */
+function boundOf(filter: Doc, field: string, upper: boolean): Bound | undefined {
+  let bound: Bound | undefined;
+  for (const [k, cond] of Object.entries(filter)) {
+    if (k === '$and' && Array.isArray(cond)) {
+      for (const sub of cond) if (isPlainObject(sub)) bound = tighter(bound, boundOf(sub, field, upper), upper);
+    } else if (k === '$or' && Array.isArray(cond) && cond.length > 0) {
+      let any: Bound | undefined = isPlainObject(cond[0]) ? boundOf(cond[0], field, upper) : undefined;
+      for (const sub of cond.slice(1)) any = looser(any, isPlainObject(sub) ? boundOf(sub, field, upper) : undefined, upper);
+      bound = tighter(bound, any, upper);
+    } else if (k === field) {
+      const v = promote(cond);
+      if (indexable(v) && v !== null) bound = tighter(bound, { value: v, inclusive: true }, upper);
+      else if (isPlainObject(v)) {
+        for (const [op, operand] of Object.entries(v)) {
+          if (!indexable(operand) || operand === null) continue;
+          const b =
+            op === '$eq'
+              ? { value: operand, inclusive: true }
+              : upper && (op === '$lt' || op === '$lte')
+                ? { value: operand, inclusive: op === '$lte' }
+                : !upper && (op === '$gt' || op === '$gte')
+                  ? { value: operand, inclusive: op === '$gte' }
+                  : undefined;
+          bound = tighter(bound, b, upper);
+        }
+      }
+    }
+  }
+  return bound;
+}
+
+/**
+ * An index that yields `sort`'s order: an equality prefix (one value per field), then the sort fields in the
+ * index's order, all in its direction or all against it. Multikey, sparse and partial indexes do not qualify.
+ * `minPrefix`: the equality plan's prefix length, so that walking never replaces a narrower lookup.
+ */
+export function orderedPlan(filter: Doc | undefined, sort: Doc, indexes: readonly Index[]): OrderedPlan | undefined {
+  const eq = new Map<string, unknown[]>();
+  if (filter) collectEqualities(filter, eq);
+  if (eq.get('_id')) return undefined;
+  const sortKeys = Object.entries(sort).map(([f, d]) => [f, toNumber(d, 1) < 0 ? -1 : 1] as const);
+  if (sortKeys.length === 0 || Object.values(sort).some((d) => isPlainObject(d))) return undefined;
+  const eqPlan = plan(filter, indexes);
+  const minPrefix = eqPlan.kind === 'index' ? (eqPlan.lookups[0]?.length ?? 0) : 0;
+  let best: OrderedPlan | undefined;
+  for (const index of indexes) {
+    if (!index.complete || index.multikey) continue;
+    let p = 0;
+    while (p < index.fields.length && eq.get(index.fields[p]!)?.length === 1) p++;
+    const rest = sortKeys.filter(([f]) => !index.fields.slice(0, p).includes(f) || !eq.has(f));
+    if (rest.length === 0 || p + rest.length > index.fields.length || p < minPrefix) continue;
+    let relative = 0;
+    let ok = true;
+    rest.forEach(([f, d], i) => {
+      if (index.fields[p + i] !== f) ok = false;
+      const r = d * index.dirs[p + i]!;
+      if (relative === 0) relative = r;
+      else if (r !== relative) ok = false;
+    });
+    if (!ok) continue;
+    if (best && best.prefix.length >= p) continue;
+    const reverse = relative < 0;
+    const first = rest[0]!;
+    // The walk meets the first sort field ascending or descending; start at the bound on that side.
+    const ascending = first[1] > 0;
+    const bound = filter ? boundOf(filter, first[0], !ascending) : undefined;
+    best = { index, prefix: index.fields.slice(0, p).map((f) => eq.get(f)![0]), reverse, start: bound };
+  }
+  return best;
 }

@@ -33,19 +33,27 @@ export function sortEntries(entries: Entry[], sort: Doc): Entry[] {
   return decorated.map((d) => d.e);
 }
 
+/**
+ * Matching entries, sorted, skipped and limited. A sort that an index gives walks that index and stops at the
+ * limit, as MongoDB does; otherwise the matches are sorted, keeping only the best skip + limit as it goes.
+ */
 export function queryEntries(docs: DocSet | undefined, filter: Doc | undefined, opts: QueryOptions = {}): Entry[] {
   if (!docs) return [];
   const match = compileFilter(filter);
   const skip = opts.skip ?? 0;
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
   const hasSort = opts.sort !== undefined && Object.keys(opts.sort).length > 0;
-  const needed = hasSort ? Infinity : skip + limit;
-  const out: Entry[] = [];
-  for (const e of docs.candidates(filter)) {
+  const inOrder = hasSort ? docs.ordered?.(filter, opts.sort!) : undefined;
+  const needed = hasSort && !inOrder ? Infinity : skip + limit;
+  const keep = skip + limit;
+  let out: Entry[] = [];
+  for (const e of inOrder ?? docs.candidates(filter)) {
     if (!match(e.view)) continue;
     out.push(e);
     if (out.length >= needed) break;
+    // Top-k: sorting a bounded buffer now and then instead of every match at the end.
+    if (hasSort && !inOrder && keep < 10_000 && out.length >= 4 * keep + 1024) out = sortEntries(out, opts.sort!).slice(0, keep);
   }
-  const sorted = hasSort ? sortEntries(out, opts.sort!) : out;
+  const sorted = hasSort && !inOrder ? sortEntries(out, opts.sort!) : out;
   return skip > 0 || limit !== Infinity ? sorted.slice(skip, skip + limit) : sorted;
 }

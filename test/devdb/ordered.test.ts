@@ -1,0 +1,114 @@
+// Sorted, limited reads walk an index in order and stop at the limit: the planner picks the index for the list
+// queries the product runs, and the answers equal a plain sort of every match, including pages after a cursor,
+// descending walks, null prefixes and the cases that must fall back to sorting (multikey, mixed directions).
+import { expect } from 'chai';
+import type { Collection } from 'mongodb';
+import { Index } from '../../src/devdb/indexes.ts';
+import { orderedPlan } from '../../src/devdb/planner.ts';
+import { startHarness, type Harness } from './harness.ts';
+
+interface Row {
+  _id: string;
+  w: string;
+  t: Date;
+  published_at?: Date | null;
+  tags?: string[];
+}
+
+/** A small deterministic generator, so a failure names a reproducible case. */
+function rng(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    return s / 2 ** 31;
+  };
+}
+
+function byTimeThenId(dir: 1 | -1) {
+  return (a: Row, b: Row) => (a.t.getTime() - b.t.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0)) * dir;
+}
+
+describe('devdb sorted, limited reads', () => {
+  let h: Harness;
+  let coll: Collection<Row>;
+  const rows: Row[] = [];
+  before(async () => {
+    h = await startHarness();
+    coll = h.db.collection<Row>('ordered');
+    await coll.createIndexes([
+      { key: { w: 1, t: -1, _id: -1 }, name: 'w_newest' },
+      { key: { published_at: 1, t: 1, _id: 1 }, name: 'outbox' },
+    ]);
+    const r = rng(42);
+    for (let i = 0; i < 600; i++) {
+      const row: Row = { _id: `r${String(Math.floor(r() * 1e6)).padStart(6, '0')}-${i}`, w: ['a', 'b', 'c'][Math.floor(r() * 3)]!, t: new Date(1_700_000_000_000 + Math.floor(r() * 40) * 1000) };
+      const p = r();
+      if (p < 0.3) row.published_at = null;
+      else if (p < 0.8) row.published_at = new Date(1_700_000_100_000);
+      rows.push(row);
+    }
+    await coll.insertMany(rows);
+  });
+  after(async () => {
+    await h.stop();
+  });
+
+  it('pages newest first through one workspace with (created_at, _id) cursors, as a full sort would', async () => {
+    for (const w of ['a', 'b', 'c']) {
+      const expected = rows.filter((x) => x.w === w).sort(byTimeThenId(-1));
+      const got: Row[] = [];
+      let after: Row | undefined;
+      for (;;) {
+        const filter = after ? { $and: [{ w }, { $or: [{ t: { $lt: after.t } }, { t: after.t, _id: { $lt: after._id } }] }] } : { w };
+        const page = await coll.find(filter).sort({ t: -1, _id: -1 }).limit(7).toArray();
+        got.push(...page);
+        if (page.length < 7) break;
+        after = page.at(-1);
+      }
+      expect(got.map((x) => x._id)).to.deep.equal(expected.map((x) => x._id));
+    }
+  });
+
+  it('walks backwards for the opposite order, and honours skip', async () => {
+    const expected = rows.filter((x) => x.w === 'b').sort(byTimeThenId(1));
+    const got = await coll.find({ w: 'b' }).sort({ t: 1, _id: 1 }).skip(5).limit(10).toArray();
+    expect(got.map((x) => x._id)).to.deep.equal(expected.slice(5, 15).map((x) => x._id));
+  });
+
+  it('reads the oldest unpublished rows (null or missing published_at) in order', async () => {
+    const expected = rows.filter((x) => x.published_at === null || x.published_at === undefined).sort(byTimeThenId(1));
+    const got = await coll.find({ published_at: null }).sort({ t: 1, _id: 1 }).limit(25).toArray();
+    expect(got.map((x) => x._id)).to.deep.equal(expected.slice(0, 25).map((x) => x._id));
+  });
+
+  it('falls back to sorting for mixed directions and once the index is multikey', async () => {
+    const mixed = rows.filter((x) => x.w === 'c').sort((a, b) => b.t.getTime() - a.t.getTime() || (a._id < b._id ? -1 : 1));
+    expect((await coll.find({ w: 'c' }).sort({ t: -1, _id: 1 }).limit(9).toArray()).map((x) => x._id)).to.deep.equal(mixed.slice(0, 9).map((x) => x._id));
+
+    const multi = h.db.collection<{ _id: number; w: string; t: number[] | number }>('multikey');
+    await multi.createIndex({ w: 1, t: 1 });
+    await multi.insertMany([
+      { _id: 1, w: 'x', t: 5 },
+      { _id: 2, w: 'x', t: [9, 1] },
+      { _id: 3, w: 'x', t: 3 },
+    ]);
+    // MongoDB sorts an array by its smallest element ascending and by its largest descending.
+    expect((await multi.find({ w: 'x' }).sort({ t: 1 }).limit(2).toArray()).map((d) => d._id)).to.deep.equal([2, 3]);
+    expect((await multi.find({ w: 'x' }).sort({ t: -1 }).limit(2).toArray()).map((d) => d._id)).to.deep.equal([2, 1]);
+  });
+
+  it('plans the list queries the product runs as index walks starting at the cursor', () => {
+    const newest = new Index({ name: 'workspace_newest', key: { workspace_id: 1, created_at: -1, _id: -1 } });
+    const outbox = new Index({ name: 'outbox', key: { published_at: 1, created_at: 1, _id: 1 } });
+    const at = new Date(1000);
+    const cursor = { $and: [{ workspace_id: 'ws_1' }, { $or: [{ created_at: { $lt: at } }, { created_at: at, _id: { $lt: 'lnk_9' } }] }] };
+    const p = orderedPlan(cursor, { created_at: -1, _id: -1 }, [outbox, newest]);
+    expect(p?.index).to.equal(newest);
+    expect(p?.prefix).to.deep.equal(['ws_1']);
+    expect(p?.reverse).to.equal(false);
+    expect(p?.start).to.deep.equal({ value: at, inclusive: true });
+    expect(orderedPlan({ workspace_id: 'ws_1' }, { created_at: 1, _id: 1 }, [newest])?.reverse).to.equal(true);
+    expect(orderedPlan({ published_at: null }, { created_at: 1, _id: 1 }, [newest, outbox])?.index).to.equal(outbox);
+    expect(orderedPlan({ workspace_id: 'ws_1' }, { created_at: -1, _id: 1 }, [newest])).to.equal(undefined);
+  });
+});
