@@ -74,9 +74,19 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
     );
     const base = `http://127.0.0.1:${apiPort}/v1`;
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-    for (let i = 0; i < 5; i++) {
-      await fetch(`${base}/links/bulk`, { method: 'POST', headers, body: JSON.stringify(Array.from({ length: 100 }, (_, j) => ({ url: `https://example.com/${i}/${j}`, title: `seed ${i}-${j}` }))) });
-    }
+    // The list is read from a workspace of BENCH_LINKS (100,000) links, created through the API in bulk.
+    const total = Number(process.env.BENCH_LINKS ?? 100_000);
+    const seedStart = Date.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let i = next++; i * 100 < total; i = next++) {
+          const res = await fetch(`${base}/links/bulk`, { method: 'POST', headers, body: JSON.stringify(Array.from({ length: Math.min(100, total - i * 100) }, (_, j) => ({ url: `https://example.com/${i}/${j}`, title: `seed ${i}-${j}` }))) });
+          if (res.status >= 300) throw new Error(`seeding links: ${res.status} ${await res.text()}`);
+        }
+      }),
+    );
+    console.error(`seeded ${total} links in ${Math.round((Date.now() - seedStart) / 1000)} s`);
     const run = async (name: string, opts: autocannon.Options) => {
       const r = await autocannon({ connections: 10, duration: options.seconds, ...opts });
       console.error(`${name}: ${Math.round(r.requests.average)} req/s p99 ${r.latency.p99} ms non-2xx ${r.non2xx}`);
@@ -87,7 +97,7 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
       rows.push(await run('GET /v1/links?limit=50', { url: `${base}/links?limit=50`, headers }));
       rows.push(await run('POST /v1/links', { url: `${base}/links`, method: 'POST', headers, body: JSON.stringify({ url: 'https://example.com/new' }) }));
     }
-    return { database: 'devdb (src/devdb, separate process)', rows, validation: validationCost() };
+    return { database: 'devdb (src/devdb, separate process)', links_in_workspace: total, rows, validation: validationCost() };
   } finally {
     for (const child of children.reverse()) await stopChild(child);
   }
