@@ -14,7 +14,7 @@ import { UsageStore } from '../workspace/usage.store.ts';
 import { WorkspaceService } from '../workspace/workspace.service.ts';
 import { PLANS } from '../workspace/plans.ts';
 import { PartnerStore } from '../partner/partner.store.ts';
-import { PartnerService } from '../partner/partner.service.ts';
+import { createPartner } from '../partner/partner.service.ts';
 import { Subjects } from '../platform/nats.ts';
 import { keyInfo } from '../keys/key.routes.ts';
 
@@ -87,7 +87,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
         return print(io, { id: ws._id, name: ws.name, plan: ws.plan_id, partner_id: ws.partner_id, owner_email: ws.owner_email ?? null, created_at: ws.created_at });
       }
       case 'partner create': {
-        const partner = await new PartnerService(partners).create({ name: required(values.name, '--name'), ownerEmail: values.email ?? null });
+        const partner = await createPartner(partners, { name: required(values.name, '--name'), ownerEmail: values.email ?? null });
         return print(io, { id: partner._id, name: partner.name, owner_email: partner.owner_email ?? null, created_at: partner.created_at });
       }
       case 'key create': {

@@ -65,7 +65,7 @@ export class ClickUsage {
     if (CLICK_THRESHOLDS.every((t) => notified.includes(t))) return;
     const workspace = await this.o.workspaces.findById(row.workspace_id);
     if (!workspace) return;
-    const limit = effectivePlan(workspace.plan_id, workspace.limits_override).limits.tracked_clicks_per_month;
+    const limit = effectivePlan(workspace.plan_id, workspace.limits_override, workspace.capabilities_override).limits.tracked_clicks_per_month;
     for (const threshold of CLICK_THRESHOLDS) {
       if (notified.includes(threshold) || row.tracked_clicks < Math.ceil((limit * threshold) / 100)) continue;
       const written = await inTransaction(this.o.client, async (session) => {

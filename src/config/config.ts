@@ -93,6 +93,17 @@ export interface Config {
   };
   /** Destinations refused on every URL field of a link (LINK_BLOCKLIST_HOSTS, LINK_BLOCKLIST_FILE). */
   readonly linkBlocklist: Blocklist;
+  /** The partner platform: client quotas, the platform's fee, dunning and payouts. */
+  readonly partner: {
+    /** Client workspaces a partner may hold unless its record sets another quota. */
+    readonly clientQuota: number;
+    /** The platform's fee on every client payment, in basis points of the gross (rounded down). */
+    readonly platformFeeBps: number;
+    /** The length of one "day" of a partner's grace period: 24 h; tests and demos compress it. */
+    readonly graceDayMs: number;
+    /** How often the worker looks for clients whose grace ran out and for periods to pay out. */
+    readonly billingSweepMs: number;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -316,6 +327,12 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       clickWaitMs: r.int('CONVERSION_CLICK_WAIT_MS', 5_000, 0, 60_000),
     },
     linkBlocklist,
+    partner: {
+      clientQuota: r.int('PARTNER_CLIENT_QUOTA', 1_000, 1, 10_000_000),
+      platformFeeBps: r.int('PARTNER_PLATFORM_FEE_BPS', 500, 0, 10_000),
+      graceDayMs: r.int('BILLING_GRACE_DAY_MS', 86_400_000, 1, 86_400_000),
+      billingSweepMs: r.int('BILLING_SWEEP_INTERVAL_MS', 60_000, 10, 3_600_000),
+    },
   };
   if (config.domains.cnameTarget === null && config.domains.aTargets.length === 0 && config.domains.kube !== 'off') {
     r.problems.push('DOMAIN_CNAME_TARGET or DOMAIN_A_TARGETS: at least one is needed to tell customers where to point a domain');

@@ -161,7 +161,7 @@ export class KeyService {
     if (key.kind === 'workspace' && key.workspace_id) {
       const workspace = await this.deps.workspaces.findById(key.workspace_id);
       if (!workspace) return null;
-      const plan = effectivePlan(workspace.plan_id, workspace.limits_override);
+      const plan = effectivePlan(workspace.plan_id, workspace.limits_override, workspace.capabilities_override);
       return {
         kind: 'workspace',
         key,

@@ -19,6 +19,10 @@ import { WorkspaceService } from '../workspace/workspace.service.ts';
 import { workspaceRoutes } from '../workspace/workspace.routes.ts';
 import { PartnerService } from '../partner/partner.service.ts';
 import { partnerRoutes } from '../partner/partner.routes.ts';
+import { SubscriptionWriter } from '../partner/subscription.service.ts';
+import { BillingService } from '../partner/billing.service.ts';
+import { billingRoutes, BILLING_INGEST_PREFIX } from '../partner/billing.routes.ts';
+import { refuseInactiveWrites } from '../partner/inactive-guard.ts';
 import { keyRoutes } from '../keys/key.routes.ts';
 import { DomainDirectory } from '../links/domains.ts';
 import { LinkService } from '../links/link.service.ts';
@@ -77,7 +81,34 @@ export function buildApi(infra: Infra): ApiService {
   });
   const ipLists = new IpListService({ ipLists: stores.ipLists, bus });
 
-  const partners = new PartnerService(stores.partners, stores.workspaces);
+  const subscriptions = new SubscriptionWriter({ workspaces: stores.workspaces, events: stores.events, bus });
+  const partners = new PartnerService({
+    client: mongo.client,
+    partners: stores.partners,
+    workspaces: stores.workspaces,
+    plans: stores.partnerPlans,
+    subscriptions,
+    keys,
+    box: new SecretBox(config.secretKey),
+    bus,
+    config: {
+      clientQuota: config.partner.clientQuota,
+      platformFeeBps: config.partner.platformFeeBps,
+      publicApiUrl: config.publicApiUrl,
+      defaultWorkspaceRatePerMinute: config.rateLimit.workspacePerMinute,
+    },
+    onEvent: () => infra.outbox.nudge(),
+  });
+  const billing = new BillingService({
+    client: mongo.client,
+    ledger: stores.ledger,
+    workspaces: stores.workspaces,
+    partners: stores.partners,
+    partnerService: partners,
+    subscriptions,
+    events: stores.events,
+    onEvent: () => infra.outbox.nudge(),
+  });
 
   const links = new LinkService({
     client: mongo.client,
@@ -146,8 +177,9 @@ export function buildApi(infra: Infra): ApiService {
     ...eventRoutes(stores.events),
     ...webhookRoutes(webhooks, config.webhooks.secretGraceHours),
     ...webhookTestRoutes({ webhooks: stores.webhooks, nats }),
-    ...partnerRoutes(partners, workspaces),
     ...conversionRoutes(conversions, config.conversions.clickWaitMs),
+    ...partnerRoutes(partners),
+    ...billingRoutes(billing),
   ];
   // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.
   routes.push(
@@ -165,11 +197,14 @@ export function buildApi(infra: Infra): ApiService {
   const reads = compose<ApiContext>([door, ...routing]);
   const mutations = compose<ApiContext>([
     door,
+    refuseInactiveWrites,
     jsonBody(config.bodyLimitBytes),
     idempotency({ store: stores.idempotency, docsBaseUrl: config.docsBaseUrl }),
     ...routing,
   ]);
   const unauthenticated = compose<ApiContext>(routing);
+  // Processor events: no key (the signature is the credential), the raw body kept for its verification.
+  const ingestion = compose<ApiContext>([jsonBody(config.bodyLimitBytes), ...routing]);
   const ops = opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping() }), { errorDocs: true });
   const outsideV1 = () => {
     throw new NotFoundError('route');
@@ -182,6 +217,7 @@ export function buildApi(infra: Infra): ApiService {
   app.use((ctx: ApiContext) => {
     if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return ops(ctx, outsideV1);
     if (PUBLIC_PATHS.has(ctx.path)) return unauthenticated(ctx);
+    if (ctx.path.startsWith(BILLING_INGEST_PREFIX) && ctx.method === 'POST') return ingestion(ctx);
     // Every /v1 answer from here on carries the key's rate-limit headers, a 404 or a 405 included.
     return READ_METHODS.has(ctx.method) ? reads(ctx) : mutations(ctx);
   });

@@ -2,7 +2,7 @@ import type { KeyService } from '../keys/key.service.ts';
 import { ALL_SCOPES } from '../keys/scopes.ts';
 import type { Stores } from './stores.ts';
 import { WorkspaceService } from '../workspace/workspace.service.ts';
-import { PartnerService } from '../partner/partner.service.ts';
+import { createPartner } from '../partner/partner.service.ts';
 
 export interface DemoTenants {
   workspaceId: string;
@@ -17,7 +17,7 @@ export interface DemoTenants {
  */
 export async function seedDemo(stores: Stores, keys: KeyService, defaultRatePerMinute: number): Promise<DemoTenants | null> {
   if (!(await stores.workspaces.isEmpty())) return null;
-  const partner = await new PartnerService(stores.partners).create({ name: 'Demo partner' });
+  const partner = await createPartner(stores.partners, { name: 'Demo partner' });
   const workspace = await new WorkspaceService({
     workspaces: stores.workspaces,
     partners: stores.partners,

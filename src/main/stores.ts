@@ -19,6 +19,8 @@ import { DomainStore } from '../domains/domain.store.ts';
 import { IpListStore } from '../iplists/ip-list.store.ts';
 import { PasswordAttempts } from '../redirect/password-attempts.ts';
 import { ConversionStore } from '../conversions/conversion.store.ts';
+import { PartnerPlanStore } from '../partner/plan.store.ts';
+import { LedgerStore } from '../partner/ledger.store.ts';
 
 /** Every store over one database; `ensureIndexes` creates what their queries need. */
 export class Stores {
@@ -41,6 +43,8 @@ export class Stores {
   readonly ipLists: IpListStore;
   readonly passwordAttempts: PasswordAttempts;
   readonly conversions: ConversionStore;
+  readonly partnerPlans: PartnerPlanStore;
+  readonly ledger: LedgerStore;
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -61,6 +65,8 @@ export class Stores {
     this.domains = new DomainStore(db);
     this.ipLists = new IpListStore(db);
     this.conversions = new ConversionStore(db);
+    this.partnerPlans = new PartnerPlanStore(db);
+    this.ledger = new LedgerStore(db);
     this.passwordAttempts = new PasswordAttempts(db, {
       maxAttempts: config.redirect.passwordMaxAttempts,
       windowMs: config.redirect.passwordAttemptWindowMs,
@@ -86,6 +92,8 @@ export class Stores {
       this.ipLists.ensureIndexes(),
       this.passwordAttempts.ensureIndexes(),
       this.conversions.ensureIndexes(),
+      this.partnerPlans.ensureIndexes(),
+      this.ledger.ensureIndexes(),
     ]);
   }
 }

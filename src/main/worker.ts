@@ -18,6 +18,8 @@ import { AbFeedback } from '../clicks/ab-feedback.ts';
 import { DestinationHealthChecker } from '../clicks/health.ts';
 import { ClickUsage } from '../clicks/usage-meter.ts';
 import { DomainEvents } from '../domains/domain-events.ts';
+import { BillingJobs } from '../partner/billing-jobs.ts';
+import { SubscriptionWriter } from '../partner/subscription.service.ts';
 
 export interface WorkerService extends Service {
   readonly relay: OutboxRelay;
@@ -25,6 +27,7 @@ export interface WorkerService extends Service {
   readonly clicks: ClickIngestor;
   readonly rotatorHealth: DestinationHealthChecker;
   readonly domainEvents: DomainEvents;
+  readonly billing: BillingJobs;
   port(): number;
 }
 
@@ -109,6 +112,21 @@ export function buildWorker(infra: Infra): WorkerService {
     logger,
   });
 
+  const billing = new BillingJobs({
+    client: mongo.client,
+    workspaces: stores.workspaces,
+    partners: stores.partners,
+    ledger: stores.ledger,
+    subscriptions: new SubscriptionWriter({ workspaces: stores.workspaces, events: stores.events, bus: infra.bus }),
+    dunningLease: new Lease(mongo.db, 'billing-dunning', Math.max(30_000, config.partner.billingSweepMs * 3)),
+    payoutLease: new Lease(mongo.db, 'billing-payouts', Math.max(30_000, config.partner.billingSweepMs * 3)),
+    logger,
+    registry: metrics.registry,
+    intervalMs: config.partner.billingSweepMs,
+    graceDayMs: config.partner.graceDayMs,
+    onEvent: () => relay.nudge(),
+  });
+
   const app = new Koa<ApiState>();
   app.silent = true;
   const inFlight = new InFlight();
@@ -128,6 +146,7 @@ export function buildWorker(infra: Infra): WorkerService {
     domainEvents,
     clicks,
     rotatorHealth,
+    billing,
     port: () => server?.port ?? config.workerPort,
     async start() {
       relay.start();
@@ -135,12 +154,14 @@ export function buildWorker(infra: Infra): WorkerService {
       await clicks.start();
       rotatorHealth.start();
       await domainEvents.start();
+      billing.start();
       server = await listen(app.callback(), config.workerPort, config.host, inFlight);
       logger.info({ port: server.port }, `worker running (health and metrics on :${server.port})`);
     },
     async stop() {
       await server?.close(config.shutdownTimeoutMs);
       await domainEvents.stop();
+      await billing.stop();
       await rotatorHealth.stop();
       await clicks.stop();
       await webhooks.stop();

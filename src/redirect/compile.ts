@@ -11,12 +11,16 @@ export interface WorkspaceRedirectSettings {
   conversionTracking: boolean;
   /** IP list id → its addresses and CIDRs (rule field `ip_list_ids`). */
   ipLists: Record<string, string[]>;
+  /** The workspace's partner suspended it and answers its links with the suspended page. */
+  suspended?: boolean;
 }
 
 export interface CompiledWorkspace {
   rules: readonly CompiledRule[];
   conversionTracking: boolean;
   ipLists: ReadonlyMap<string, IpMatcher>;
+  /** Answer the suspended page instead of deciding (a partner's suspended client). */
+  suspended?: boolean;
 }
 
 export interface CompiledTargeting {
@@ -85,7 +89,7 @@ function epoch(value: string | Date | null | undefined): number | null {
 export function compileWorkspace(settings: WorkspaceRedirectSettings): CompiledWorkspace {
   const ipLists = new Map<string, IpMatcher>();
   for (const [id, entries] of Object.entries(settings.ipLists)) ipLists.set(id, compileIpMatcher(entries));
-  return { rules: compileRules(settings.rules, true), conversionTracking: settings.conversionTracking, ipLists };
+  return { rules: compileRules(settings.rules, true), conversionTracking: settings.conversionTracking, ipLists, suspended: settings.suspended === true };
 }
 
 function compileAbTest(ab: AbTest | null): CompiledAbTest | null {

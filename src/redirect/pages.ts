@@ -272,3 +272,13 @@ export function gonePage(): PageResponse {
 <p>This link has expired or was removed.</p>`,
   });
 }
+
+/** A link of a workspace its partner suspended, when the partner chose to answer a page (503: it may come back). */
+export function suspendedPage(): PageResponse {
+  return render({
+    status: 503,
+    title: 'Link unavailable',
+    body: `<h1>Link unavailable</h1>
+<p>This link is temporarily unavailable. Please try again later.</p>`,
+  });
+}

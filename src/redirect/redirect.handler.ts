@@ -21,7 +21,7 @@ import type { RedirectMetrics, RedirectOutcomeLabel } from './redirect.metrics.t
 import type { PasswordAttempts } from './password-attempts.ts';
 import { SignedTokens } from './signed-token.ts';
 import { readCookies, setCookie } from './cookies.ts';
-import { actionPage, appLauncherPage, errorResponse, gonePage, notFoundResponse, passwordPage, unlockedPage, warnPage, type PageResponse } from './pages.ts';
+import { actionPage, appLauncherPage, errorResponse, gonePage, notFoundResponse, passwordPage, suspendedPage, unlockedPage, warnPage, type PageResponse } from './pages.ts';
 import { clientIp } from './client-ip.ts';
 
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
@@ -217,6 +217,8 @@ export class RedirectHandler {
     now: number,
   ): number {
     const { link } = resolved;
+    // A partner's suspended client, when the partner answers its links with a page: no decision, no click.
+    if (workspace?.suspended === true) return this.page(res, suspendedPage(), [], 'suspended');
     const cookies = readCookies(req.headers.cookie);
     const setCookies: string[] = [];
     let visitorId = cookies.get(VISITOR_COOKIE);

@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 
-export const REDIRECT_OUTCOMES = ['redirected', 'blocked', 'not_found', 'interstitial', 'gone', 'error'] as const;
+export const REDIRECT_OUTCOMES = ['redirected', 'blocked', 'not_found', 'interstitial', 'gone', 'suspended', 'error'] as const;
 export type RedirectOutcomeLabel = (typeof REDIRECT_OUTCOMES)[number];
 
 /**

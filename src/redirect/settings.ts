@@ -12,7 +12,7 @@ export async function loadRedirectSettings(db: Db, workspaceId: string): Promise
   const [workspace, lists] = await Promise.all([
     db
       .collection<WorkspaceDoc>('workspaces')
-      .findOne({ _id: workspaceId }, { projection: { _id: 1, rules: 1, conversion_tracking: 1 } }) as Promise<Pick<WorkspaceDoc, '_id' | 'rules' | 'conversion_tracking'> | null>,
+      .findOne({ _id: workspaceId }, { projection: { _id: 1, rules: 1, conversion_tracking: 1, redirect_suspended: 1 } }) as Promise<Pick<WorkspaceDoc, '_id' | 'rules' | 'conversion_tracking' | 'redirect_suspended'> | null>,
     db
       .collection<IpListDoc>('ip_lists')
       .find({ workspace_id: workspaceId }, { projection: { _id: 1, entries: 1 } })
@@ -21,5 +21,7 @@ export async function loadRedirectSettings(db: Db, workspaceId: string): Promise
   if (!workspace) return null;
   const ipLists: Record<string, string[]> = {};
   for (const list of lists) ipLists[list._id] = list.entries;
-  return { rules: workspace.rules ?? [], conversionTracking: workspace.conversion_tracking ?? false, ipLists };
+  const settings: WorkspaceRedirectSettings = { rules: workspace.rules ?? [], conversionTracking: workspace.conversion_tracking ?? false, ipLists };
+  if (workspace.redirect_suspended === true) settings.suspended = true;
+  return settings;
 }

@@ -69,8 +69,8 @@ export function planById(id: string): Plan | undefined {
 }
 
 /** The plan in force for a workspace: its catalogue plan with any per-workspace limit overrides applied. */
-export function effectivePlan(planId: string, overrides?: Partial<PlanLimits> | null): Plan {
+export function effectivePlan(planId: string, overrides?: Partial<PlanLimits> | null, capabilities?: readonly Capability[] | null): Plan {
   const plan = planById(planId) ?? PLANS.free!;
-  if (!overrides) return plan;
-  return { ...plan, limits: { ...plan.limits, ...overrides } };
+  if (!overrides && !capabilities) return plan;
+  return { ...plan, limits: { ...plan.limits, ...overrides }, capabilities: capabilities ?? plan.capabilities };
 }

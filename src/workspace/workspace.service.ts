@@ -119,7 +119,7 @@ export class WorkspaceService {
   }
 
   private async profileOf(ws: WorkspaceDoc, now = new Date()): Promise<WorkspaceProfile> {
-    const plan = effectivePlan(ws.plan_id, ws.limits_override);
+    const plan = effectivePlan(ws.plan_id, ws.limits_override, ws.capabilities_override);
     const period = periodOf(now);
     const [links, domains, trackedClicks] = await Promise.all([
       this.usage.countOwned('links', ws._id),

@@ -1,6 +1,7 @@
 import type { Collection, Db } from 'mongodb';
-import type { PlanLimits } from './plans.ts';
+import type { Capability, PlanLimits } from './plans.ts';
 import type { Rule } from '../links/link.schemas.ts';
+import type { Subscription } from '../partner/subscription.ts';
 
 export interface WorkspaceDoc {
   _id: string;
@@ -17,6 +18,16 @@ export interface WorkspaceDoc {
   conversion_tracking?: boolean;
   attribution_window_days?: number;
   settings_updated_at?: Date;
+  /** A partner plan's capabilities, replacing the catalogue plan's; absent or null: the catalogue's. */
+  capabilities_override?: Capability[] | null;
+  /** Partner clients: the partner plan they are on (absent or null: none yet) and their subscription. */
+  partner_plan_id?: string | null;
+  subscription?: Subscription;
+  /** The client's customer id at the partner's payment processor (Stripe `cus_…`): how its events find the client. */
+  billing_customer_id?: string | null;
+  metadata?: Record<string, string>;
+  /** True while the client is inactive and its partner answers its links with the suspended page. */
+  redirect_suspended?: boolean;
 }
 
 export type WorkspaceSettingsChanges = Partial<Pick<WorkspaceDoc, 'rules' | 'conversion_tracking' | 'attribution_window_days' | 'settings_updated_at'>>;
@@ -28,7 +39,18 @@ export class WorkspaceStore {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.collection.createIndexes([{ key: { partner_id: 1, _id: 1 }, name: 'partner_clients' }]);
+    await this.collection.createIndexes([
+      { key: { partner_id: 1, _id: 1 }, name: 'partner_clients' },
+      // Processor events find a client by its billing customer id, unique within its partner.
+      {
+        key: { partner_id: 1, billing_customer_id: 1 },
+        name: 'partner_billing_customer',
+        unique: true,
+        partialFilterExpression: { billing_customer_id: { $type: 'string' } },
+      },
+      // The dunning sweep: past_due clients whose grace may have run out.
+      { key: { 'subscription.state': 1, 'subscription.past_due_since': 1 }, name: 'dunning' },
+    ]);
   }
 
   async insert(doc: WorkspaceDoc): Promise<void> {
