@@ -16,6 +16,15 @@ export interface OpenApiOptions {
   serverUrl: string;
   version: string;
   idempotencyTtlHours: number;
+  /** Event payloads a webhook endpoint receives, published under the document's `webhooks` (OpenAPI 3.1). */
+  events?: readonly EventPayloadSpec[];
+}
+
+export interface EventPayloadSpec {
+  type: string;
+  summary: string;
+  /** The schema of the delivery's `data`. */
+  data: TSchema;
 }
 
 export interface OpenApiDocument {
@@ -34,6 +43,7 @@ export interface OpenApiDocument {
   };
   /** Every error code with its status(es), meaning and retry advice: the error catalogue, machine-readable. */
   'x-error-codes': Record<string, JsonObject>;
+  webhooks?: Record<string, JsonObject>;
 }
 
 const SCHEMAS = '#/components/schemas/';
@@ -58,7 +68,9 @@ export function buildOpenApi(routes: readonly RouteSpec[], options: OpenApiOptio
     if (item[method]) throw new Error(`OpenAPI: ${route.method} ${route.path} is declared twice`);
     item[method] = operation(route, schemas);
   }
+  const webhooks = options.events && options.events.length > 0 ? { webhooks: eventPayloads(options.events, schemas) } : {};
   return {
+    ...webhooks,
     openapi: '3.1.0',
     // TypeBox emits plain JSON Schema 2020-12; no OpenAPI-only keyword (discriminator, xml) is used.
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
@@ -88,6 +100,44 @@ export function buildOpenApi(routes: readonly RouteSpec[], options: OpenApiOptio
       }),
     ),
   };
+}
+
+/** One POST per event type, as a receiver sees it (spec 6.2): the delivery envelope around the event's `data`. */
+function eventPayloads(events: readonly EventPayloadSpec[], schemas: SchemaComponents): Record<string, JsonObject> {
+  return Object.fromEntries(
+    events.map((event): [string, JsonObject] => [
+      event.type,
+      {
+        post: {
+          summary: event.summary,
+          parameters: [
+            { name: 'X-Service-Event', in: 'header', required: true, schema: { type: 'string', const: event.type } },
+            { name: 'X-Service-Delivery', in: 'header', required: true, schema: { type: 'string' } },
+            { name: 'X-Service-Signature', in: 'header', required: true, description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`', schema: { type: 'string' } },
+          ] as Json[],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['id', 'type', 'created_at', 'data'],
+                  properties: {
+                    id: { type: 'string', description: 'The delivery id (`dlv_…`); deduplicate by it' },
+                    type: { type: 'string', const: event.type },
+                    created_at: { type: 'string', format: 'date-time' },
+                    data: schemas.convert(event.data),
+                  },
+                },
+              },
+            },
+          },
+          responses: { '2XX': { description: 'Acknowledged (within 10 seconds)' } },
+        },
+      },
+    ]),
+  );
 }
 
 /** Koa's `/links/:id` is OpenAPI's `/links/{id}`. */

@@ -51,7 +51,8 @@ export class BillingJobs {
           if (this.timer !== null) this.timer = setTimeout(tick, this.d.intervalMs);
         });
     };
-    this.timer = setTimeout(tick, 0);
+    // The first run waits one interval: a starting worker serves its consumers first.
+    this.timer = setTimeout(tick, this.d.intervalMs);
   }
 
   async stop(): Promise<void> {

@@ -1,3 +1,4 @@
+import { PARTNER_EVENT_PAYLOADS } from '../../src/partner/event-payloads.ts';
 import { expect } from 'chai';
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -19,7 +20,7 @@ import { ALL_SCOPES } from '../../src/keys/scopes.ts';
 
 // ajv-formats is CommonJS with a default export; under NodeNext its callable sits on `.default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv2020) => Ajv2020 };
-const OPTIONS = { serverUrl: 'http://api.example.test', version: '1.2.3', idempotencyTtlHours: 24 };
+const OPTIONS = { serverUrl: 'http://api.example.test', version: '1.2.3', idempotencyTtlHours: 24, events: PARTNER_EVENT_PAYLOADS };
 
 /** Follows a local `$ref` (`#/components/...`) through the document; undefined when it leads nowhere. */
 function resolvePointer(doc: OpenApiDocument, ref: string): Json | undefined {
