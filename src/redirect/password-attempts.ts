@@ -33,27 +33,74 @@ export class PasswordAttempts {
     return `${linkId}:${createHmac('sha256', this.key).update(visitor).digest('base64url').slice(0, 22)}`;
   }
 
-  /** Seconds until the visitor may try again, or 0 when an attempt is allowed now. */
-  async lockedFor(linkId: string, visitor: string, now = Date.now()): Promise<number> {
-    const doc = await this.collection.findOne({ _id: this.id(linkId, visitor) });
-    if (!doc || doc.expires_at.getTime() <= now || doc.count < this.max) return 0;
-    return Math.max(1, Math.ceil((doc.expires_at.getTime() - now) / 1000));
-  }
-
-  /** Counts a wrong password; the window starts at the first failure. */
-  async fail(linkId: string, visitor: string, now = Date.now()): Promise<void> {
+  /**
+   * Takes one attempt of the visitor's window before the password is checked, atomically: concurrent guesses each
+   * take their own, so no more than `maxAttempts` are ever checked per window. Answers the seconds until the visitor
+   * may try again when the window is used up (the attempt is then refused, not checked), or 0 when it may go ahead.
+   */
+  async reserve(linkId: string, visitor: string, now = Date.now()): Promise<number> {
     const _id = this.id(linkId, visitor);
     // A window that has run out starts again (the TTL monitor removes it only about once a minute).
     await this.collection.deleteOne({ _id, expires_at: { $lte: new Date(now) } });
-    await this.collection.updateOne(
-      { _id },
-      { $inc: { count: 1 }, $setOnInsert: { expires_at: new Date(now + this.windowMs) } },
-      { upsert: true },
-    );
+    const take = () =>
+      this.collection.findOneAndUpdate(
+        { _id },
+        { $inc: { count: 1 }, $setOnInsert: { expires_at: new Date(now + this.windowMs) } },
+        { upsert: true, returnDocument: 'after' },
+      );
+    let doc: AttemptDoc | null;
+    try {
+      doc = await take();
+    } catch (error) {
+      // Two first attempts upserting at once: one inserts, the other meets its key and updates on a second try.
+      if ((error as { code?: unknown }).code !== 11000) throw error;
+      doc = await take();
+    }
+    if (!doc || doc.count <= this.max) return 0;
+    return Math.max(1, Math.ceil((doc.expires_at.getTime() - now) / 1000));
   }
 
   /** A correct password clears the count. */
   async succeed(linkId: string, visitor: string): Promise<void> {
     await this.collection.deleteOne({ _id: this.id(linkId, visitor) });
   }
+}
+
+/**
+ * Password checks running at once in this process, bounded per link and per visitor: each is a scrypt derivation
+ * (tens of milliseconds of CPU), so a burst of guesses must not queue thousands of them. A check over either bound
+ * is refused at once, before its attempt is counted.
+ */
+export class VerificationSlots {
+  private readonly perLink: number;
+  private readonly perVisitor: number;
+  private readonly links = new Map<string, number>();
+  private readonly visitors = new Map<string, number>();
+
+  constructor(options: { perLink: number; perVisitor: number }) {
+    this.perLink = options.perLink;
+    this.perVisitor = options.perVisitor;
+  }
+
+  /** A release function, or null when the link or the visitor already has its share of checks running. */
+  acquire(linkId: string, visitor: string): (() => void) | null {
+    const link = this.links.get(linkId) ?? 0;
+    const mine = this.visitors.get(visitor) ?? 0;
+    if (link >= this.perLink || mine >= this.perVisitor) return null;
+    this.links.set(linkId, link + 1);
+    this.visitors.set(visitor, mine + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      decrement(this.links, linkId);
+      decrement(this.visitors, visitor);
+    };
+  }
+}
+
+function decrement(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left <= 0) counts.delete(key);
+  else counts.set(key, left);
 }

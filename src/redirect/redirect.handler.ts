@@ -18,7 +18,7 @@ import { decide, type Decision } from './decide.ts';
 import type { LinkResolver, ResolvedLink } from './resolver.ts';
 import type { CompiledWorkspace } from './compile.ts';
 import type { RedirectMetrics, RedirectOutcomeLabel } from './redirect.metrics.ts';
-import type { PasswordAttempts } from './password-attempts.ts';
+import { VerificationSlots, type PasswordAttempts } from './password-attempts.ts';
 import { SignedTokens } from './signed-token.ts';
 import { readCookies, setCookie } from './cookies.ts';
 import { actionPage, appLauncherPage, errorResponse, gonePage, notFoundResponse, passwordPage, suspendedPage, unlockedPage, warnPage, type PageResponse } from './pages.ts';
@@ -67,6 +67,8 @@ function seenToken(linkId: string): string {
 export class RedirectHandler {
   private readonly d: RedirectDeps;
   private readonly passwordTokens: SignedTokens;
+  /** Password checks at once in this process: at most 4 per link and 2 per visitor (each is a scrypt derivation). */
+  private readonly verifications = new VerificationSlots({ perLink: 4, perVisitor: 2 });
   private readonly ackTokens: SignedTokens;
   /** Round-robin position per link, in this process (DecisionState.nextRoundRobin). */
   private readonly roundRobin = new Map<string, number>();
@@ -372,16 +374,25 @@ export class RedirectHandler {
     // The address the visitor profile sees, so the limit and the `ip` rules agree on who the visitor is.
     const visitor = clientIp(req.headers, req.socket.remoteAddress, this.d.config.redirect.trustedProxyHops) ?? 'unknown';
     const actionUrl = this.selfUrl(slug, rawQuery);
-    const locked = await this.d.attempts.lockedFor(link._id, visitor, now);
-    if (locked > 0) {
+    const release = this.verifications.acquire(link._id, visitor);
+    if (!release) {
       await drain(req);
-      return this.page(res, passwordPage({ actionUrl, error: 'locked', retryAfterSeconds: locked }), [], 'interstitial');
+      return this.page(res, passwordPage({ actionUrl, error: 'locked', retryAfterSeconds: 1 }), [], 'interstitial');
     }
-    const body = await readForm(req, PASSWORD_BODY_LIMIT);
-    const password = body?.get('password') ?? '';
-    if (password === '' || !(await verifyPassword(password, link.password_hash))) {
-      await this.d.attempts.fail(link._id, visitor, now);
-      return this.page(res, passwordPage({ actionUrl, error: 'wrong' }), [], 'interstitial');
+    try {
+      // The attempt is counted before the password is checked: concurrent guesses cannot all slip past the limit.
+      const locked = await this.d.attempts.reserve(link._id, visitor, now);
+      if (locked > 0) {
+        await drain(req);
+        return this.page(res, passwordPage({ actionUrl, error: 'locked', retryAfterSeconds: locked }), [], 'interstitial');
+      }
+      const body = await readForm(req, PASSWORD_BODY_LIMIT);
+      const password = body?.get('password') ?? '';
+      if (password === '' || !(await verifyPassword(password, link.password_hash))) {
+        return this.page(res, passwordPage({ actionUrl, error: 'wrong' }), [], 'interstitial');
+      }
+    } finally {
+      release();
     }
     await this.d.attempts.succeed(link._id, visitor);
     const ttl = this.d.config.redirect.passwordCookieTtlSeconds;
