@@ -4,6 +4,7 @@ import type { AccessLog } from '../platform/logger.ts';
 import type { HttpMetrics } from '../platform/metrics.ts';
 import type { InFlight } from '../platform/http-server.ts';
 import type { ApiContext } from './context.ts';
+import { OPS_PATHS } from './ops.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -19,13 +20,19 @@ function requestIds(): () => string {
 
 export type ErrorResponder = (ctx: ApiContext, error: unknown) => void;
 
+/** The route template of a request the router did not reach (answered before routing), if it names one. */
+export type RouteOf = (ctx: ApiContext) => string | undefined;
+
 /**
  * The outermost middleware: a request id (the caller's if it sent a sane one), the one place a thrown error
  * becomes a response (`respond`), then one log line and one histogram sample per request. Routes are labelled by
  * their template (`/v1/links/:id`), never the raw path, so neither the log index nor the metric cardinality grows
- * with traffic. One layer, not three: every Koa layer is a promise per request on the hot path.
+ * with traffic. A request answered before routing (401, 400, 413, 409, a replay) is labelled by the template its
+ * path would have matched (`routeOf`), an operations endpoint by its fixed path, anything else `unmatched`: every
+ * label comes from a bounded set, whatever paths clients make up. One layer, not three: every Koa layer is a promise
+ * per request on the hot path.
  */
-export function observe(access: AccessLog, metrics: HttpMetrics, respond: ErrorResponder, inFlight?: InFlight) {
+export function observe(access: AccessLog, metrics: HttpMetrics, respond: ErrorResponder, inFlight?: InFlight, routeOf?: RouteOf) {
   const nextId = requestIds();
   return async function observeRequest(ctx: ApiContext, next: Next): Promise<void> {
     const start = performance.now();
@@ -42,7 +49,7 @@ export function observe(access: AccessLog, metrics: HttpMetrics, respond: ErrorR
       if (inFlight) inFlight.active -= 1;
     }
     const ms = performance.now() - start;
-    const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.status === 404 ? 'unmatched' : ctx.path);
+    const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? routeOf?.(ctx) ?? (OPS_PATHS.has(ctx.path) ? ctx.path : 'unmatched');
     const status = ctx.status;
     metrics.requestDuration.observe(ctx.method, route, status, ms / 1000);
     access(requestId, ctx.method, route, status, Math.round(ms * 100) / 100);

@@ -3,6 +3,9 @@ import type { Registry } from 'prom-client';
 import type { ApiContext } from './context.ts';
 import { renderErrorDocs } from './docs-page.ts';
 
+/** The paths `opsEndpoints` answers: a fixed set, so each may name its own metric series. */
+export const OPS_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics', '/docs/errors']);
+
 export type ReadinessCheck = () => Promise<Record<string, boolean>>;
 
 /**

@@ -214,7 +214,13 @@ export function buildApi(infra: Infra): ApiService {
   const app = new Koa<ApiState>();
   app.silent = true;
   const inFlight = new InFlight();
-  app.use(observe(infra.access, metrics, errorEnvelope(logger, config.docsBaseUrl), inFlight));
+  // A request refused before routing is still labelled by the route template its path matches, never its raw path.
+  const routeOf = (ctx: ApiContext) => {
+    const match = v1.match(ctx.path, ctx.method);
+    const template = (match.pathAndMethod[0] ?? match.path[0])?.path;
+    return typeof template === 'string' ? template : undefined;
+  };
+  app.use(observe(infra.access, metrics, errorEnvelope(logger, config.docsBaseUrl), inFlight, routeOf));
   app.use((ctx: ApiContext) => {
     if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return ops(ctx, outsideV1);
     if (PUBLIC_PATHS.has(ctx.path)) return unauthenticated(ctx);
