@@ -63,11 +63,17 @@ export interface HttpMetrics {
   requestDuration: RequestDurationHistogram;
 }
 
+const GAUGES_NAMED_LIKE_COUNTERS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 /** One registry per process (no prom-client global), so tests can build several processes side by side. */
 export function createMetrics(processName: string): HttpMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ process: processName });
   collectDefaultMetrics({ register: registry });
+  // prom-client also exposes these totals as gauges named like counters, which Prometheus tooling flags (promtool:
+  // "non-counter metrics should not have _total suffix"). Each is the sum of its per-type gauge, which stays:
+  // `sum without (type) (nodejs_active_handles)`.
+  for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
   const requestDuration = new RequestDurationHistogram();
   registry.registerMetric(requestDuration as never);
   return { registry, requestDuration };
