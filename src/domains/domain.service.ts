@@ -80,9 +80,10 @@ export class DomainService {
    */
   async create(principal: WorkspacePrincipal, input: DomainCreate): Promise<Domain> {
     if (!principal.plan.capabilities.includes(CUSTOM_DOMAINS)) throw new PlanRestrictedError(CUSTOM_DOMAINS, principal.plan.id);
+    // The hostname is checked first: a malformed one is 422 whether or not a cluster is configured.
+    const name = normaliseHostname(input.hostname, this.d.policy);
     const kube = this.d.kube;
     if (!kube) throw new NotConfiguredError('Custom domains (a Kubernetes cluster running the Linkplane operator)');
-    const name = normaliseHostname(input.hostname, this.d.policy);
     const workspaceId = principal.workspace._id;
     const limit = principal.plan.limits.domains;
     // Checked before writing for a clean refusal, and again after: two concurrent creates at the limit cannot both stay.

@@ -256,7 +256,8 @@ export const RotatorLimitsSchema = Type.Object(
 
 export const RotatorDestinationSchema = Type.Object(
   {
-    id: Text(3, 40),
+    // Spec 2.6: "id string", no more; the length cap only keeps a stored link bounded.
+    id: Type.String({ maxLength: 200, description: 'Chosen by the client; names the destination in click records and counts' }),
     url: HttpUrl(),
     weight: Integer(1, 100, { default: 1 }),
     active: Type.Boolean({ default: true }),

@@ -423,8 +423,10 @@ function rotatorRows(): Bound[] {
     b('rotator.auto_disable_unhealthy', false, 'yes'),
     b('rotator.destinations', items(50, aDestination()), items(51, aDestination())),
     b('rotator.destinations', [aDestination()], []),
-    b(`${D}.id`, chars(3), chars(2)),
-    b(`${D}.id`, chars(40), chars(41)),
+    // Spec 2.6 says only "id string": a short id such as `d0` is one, and so is an empty one.
+    b(`${D}.id`, 'd0', 7),
+    b(`${D}.id`, '', null),
+    b(`${D}.id`, chars(200), chars(201)),
     b(`${D}.url`, urlOf(8192), urlOf(8193)),
     b(`${D}.weight`, 1, 0),
     b(`${D}.weight`, 100, 101),

@@ -357,6 +357,15 @@ describe('Domains API over HTTP', function () {
       expect(await docs().countDocuments({ workspace_id: workspaceId })).to.equal(0);
     });
 
+    for (const hostname of ['bad_label.acme.com', '203.0.113.7', 'co.uk']) {
+      it(`answers a malformed hostname ("${hostname}") 422 naming hostname, as with a cluster, not 503`, async () => {
+        const { key } = await aWorkspaceKey();
+        const res = await connect(key, hostname, clusterless);
+        expect(res.status, JSON.stringify(res.body)).to.equal(422);
+        expect(res.body.error!.details!.map((d) => d.path)).to.deep.equal(['hostname']);
+      });
+    }
+
     it('still lists the default domain', async () => {
       const { key } = await aWorkspaceKey();
       const res = await call(key, 'GET', '/domains', undefined, clusterless);
