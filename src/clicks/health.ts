@@ -5,7 +5,8 @@ import type { Collection } from 'mongodb';
 import type { Lease } from '../events/lease.ts';
 import type { LinkDoc } from '../links/link.store.ts';
 import type { Logger } from '../platform/logger.ts';
-import { assertPublicTarget, type ResolvedAddress } from '../webhooks/ssrf.ts';
+import type { ResolvedAddress, TargetOptions } from '../webhooks/ssrf.ts';
+import { OutboundError, outboundAgents, send, type OutboundAgents } from '../webhooks/outbound.ts';
 import type { RotatorHealthStore } from './rotator-health.store.ts';
 
 export interface DestinationHealthCheckerOptions {
@@ -35,8 +36,14 @@ export class DestinationHealthChecker {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
+  private readonly targets: TargetOptions;
+  /** Probes connect through these: each connection to a checked address (outbound.ts), as webhook deliveries do. */
+  private readonly agents: OutboundAgents;
+
   constructor(options: DestinationHealthCheckerOptions) {
     this.o = options;
+    this.targets = { allowPrivate: options.allowPrivate, ...(options.lookup ? { lookup: options.lookup } : {}) };
+    this.agents = outboundAgents(this.targets);
   }
 
   start(): void {
@@ -50,6 +57,8 @@ export class DestinationHealthChecker {
     this.timer = null;
     await this.running;
     await this.o.lease?.release().catch(() => undefined);
+    this.agents.http.destroy();
+    this.agents.https.destroy();
   }
 
   /** Probes every destination once (a round in progress is joined rather than doubled). */
@@ -92,26 +101,21 @@ export class DestinationHealthChecker {
 
   /** True: answered below 500. False: 5xx, network error or timeout. Null: not probed (refused target). */
   private async probe(url: string): Promise<boolean | null> {
-    try {
-      await assertPublicTarget(url, { allowPrivate: this.o.allowPrivate, ...(this.o.lookup ? { lookup: this.o.lookup } : {}) });
-    } catch {
-      return null;
-    }
     const head = await this.request(url, 'HEAD');
+    if (head === 'refused') return null;
     if (head === 'ok') return true;
     if (head === 'timeout') return false;
     // Some servers mishandle HEAD (405, 501, even 500): the GET answer is the verdict.
     return (await this.request(url, 'GET')) === 'ok';
   }
 
-  private async request(url: string, method: 'HEAD' | 'GET'): Promise<'ok' | 'failed' | 'timeout'> {
-    const signal = AbortSignal.timeout(this.o.timeoutMs ?? 5000);
+  private async request(url: string, method: 'HEAD' | 'GET'): Promise<'ok' | 'failed' | 'timeout' | 'refused'> {
     try {
-      const res = await fetch(url, { method, redirect: 'manual', signal, headers: { 'user-agent': 'Linkplane-HealthCheck/1' } });
-      await res.body?.cancel().catch(() => undefined);
-      return res.status < 500 ? 'ok' : 'failed';
-    } catch {
-      return signal.aborted ? 'timeout' : 'failed';
+      const answer = await send(this.agents, this.targets, { method, url, headers: { 'user-agent': 'Linkplane-HealthCheck/1' }, timeoutMs: this.o.timeoutMs ?? 5000 });
+      return answer.status < 500 ? 'ok' : 'failed';
+    } catch (error) {
+      if (!(error instanceof OutboundError) || error.kind === 'network') return 'failed';
+      return error.kind === 'refused' ? 'refused' : 'timeout';
     }
   }
 }

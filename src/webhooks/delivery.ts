@@ -5,7 +5,8 @@ import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
-import { assertPublicTarget, type TargetOptions } from './ssrf.ts';
+import type { TargetOptions } from './ssrf.ts';
+import { outboundAgents, send, type OutboundAgents, type OutboundAnswer, type OutboundError } from './outbound.ts';
 import { signPayload, SIGNATURE_HEADER } from './signature.ts';
 import type { WebhookDoc, WebhookStore } from './webhook.store.ts';
 import type { WebhookDeliveryDoc, WebhookDeliveryStore } from './delivery.store.ts';
@@ -54,9 +55,12 @@ export class WebhookDelivery {
   private readonly now: () => Date;
   private readonly total: Counter<'outcome' | 'attempt'>;
   private readonly duration: Histogram<'outcome'>;
+  /** Every delivery connects through these: each connection to a checked address (outbound.ts). */
+  private readonly agents: OutboundAgents;
 
   constructor(options: DeliveryOptions) {
     this.o = options;
+    this.agents = outboundAgents(options.targets);
     this.now = options.now ?? (() => new Date());
     const registers = options.registry ? [options.registry] : [];
     this.total = new Counter({
@@ -102,8 +106,10 @@ export class WebhookDelivery {
     this.runner.start();
   }
 
-  stop(): Promise<void> {
-    return this.runner.stop();
+  async stop(): Promise<void> {
+    await this.runner.stop();
+    this.agents.http.destroy();
+    this.agents.https.destroy();
   }
 
   private async handle(msg: JsMsg): Promise<void> {
@@ -215,54 +221,20 @@ export class WebhookDelivery {
 
   /** One POST; never throws: a refused target, a timeout or a network error is a failed attempt. */
   private async post(url: string, headers: Record<string, string>, body: string): Promise<AttemptResult> {
-    const noAnswer = (error: string): AttemptResult => ({ response: { status: null, headers: {}, body: '' }, succeeded: false, error });
+    let answer: OutboundAnswer;
     try {
-      // DNS may have changed since the endpoint was registered (SSRF guard, again before each POST).
-      await assertPublicTarget(url, this.o.targets);
+      // The target is checked as the connection is made, against the addresses it connects to (outbound.ts).
+      answer = await send(this.agents, this.o.targets, { method: 'POST', url, headers, body, timeoutMs: this.o.timeoutMs, maxBodyBytes: RESPONSE_BODY_CAP_BYTES + 4 });
     } catch (error) {
-      return noAnswer(`target refused: ${(error as Error).message}`);
-    }
-    const signal = AbortSignal.timeout(this.o.timeoutMs);
-    let res: Response;
-    try {
-      // A redirect is not followed: its target was never checked, and a 3xx is a failure like any non-2xx.
-      res = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal });
-    } catch (error) {
-      const timedOut = signal.aborted;
-      return noAnswer(timedOut ? `no answer within ${this.o.timeoutMs} ms` : `request failed: ${describe(error)}`);
+      const e = error as OutboundError;
+      const reason = e.kind === 'refused' ? `target refused: ${e.message}` : e.kind === 'timeout' ? e.message : `request failed: ${e.message}`;
+      return { response: { status: null, headers: {}, body: '' }, succeeded: false, error: reason };
     }
     const responseHeaders: Record<string, string> = {};
-    let count = 0;
-    res.headers.forEach((value, name) => {
-      if (count++ < MAX_RESPONSE_HEADERS) responseHeaders[name] = value.slice(0, 1024);
-    });
-    const succeeded = res.status >= 200 && res.status < 300;
-    const text = await readCapped(res).catch(() => '');
-    return { response: { status: res.status, headers: responseHeaders, body: text }, succeeded, error: succeeded ? null : `answered ${res.status}` };
+    for (const [name, value] of Object.entries(answer.headers).slice(0, MAX_RESPONSE_HEADERS)) responseHeaders[name] = value.slice(0, 1024);
+    const succeeded = answer.status >= 200 && answer.status < 300;
+    // The store cuts to the cap on a character boundary; a broken tail sequence decodes to U+FFFD and is cut off.
+    const text = answer.body.toString('utf8');
+    return { response: { status: answer.status, headers: responseHeaders, body: text }, succeeded, error: succeeded ? null : `answered ${answer.status}` };
   }
-}
-
-/** At most the cap (plus a character's tail) of the answer, then the stream is cancelled: a huge body is not read. */
-async function readCapped(res: Response): Promise<string> {
-  if (!res.body) return '';
-  const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < RESPONSE_BODY_CAP_BYTES + 4) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  // The store cuts to the cap on a character boundary; a broken tail sequence decodes to U+FFFD and is cut off.
-  return Buffer.concat(chunks).subarray(0, RESPONSE_BODY_CAP_BYTES + 4).toString('utf8');
-}
-
-function describe(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error as Error).message ?? String(error);
 }

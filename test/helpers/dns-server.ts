@@ -7,12 +7,16 @@ export interface ZoneEntry {
   TXT?: string[];
   CNAME?: string;
   A?: string[];
+  /** The A records of every answer after the first: a name that changes its answer (DNS rebinding). */
+  thenA?: string[];
 }
 
 /** A real DNS server on loopback (UDP and TCP) whose zone a test sets: what a customer's DNS provider would answer. */
 export class TestDns {
   readonly zone = new Map<string, ZoneEntry>();
   readonly queries: string[] = [];
+  /** A questions answered, per name. */
+  readonly aAnswers = new Map<string, number>();
   private readonly server: ReturnType<typeof dns2.createServer>;
   readonly port: number;
 
@@ -33,7 +37,11 @@ export class TestDns {
           };
           if (question.type === Packet.TYPE.TXT) for (const data of entry.TXT ?? []) answer({ type: Packet.TYPE.TXT, data });
           if (question.type === Packet.TYPE.CNAME && entry.CNAME) answer({ type: Packet.TYPE.CNAME, domain: entry.CNAME });
-          if (question.type === Packet.TYPE.A) for (const address of entry.A ?? []) answer({ type: Packet.TYPE.A, address });
+          if (question.type === Packet.TYPE.A) {
+            const answered = this.aAnswers.get(name) ?? 0;
+            this.aAnswers.set(name, answered + 1);
+            for (const address of (answered > 0 ? entry.thenA : undefined) ?? entry.A ?? []) answer({ type: Packet.TYPE.A, address });
+          }
         }
         void send(response);
       },

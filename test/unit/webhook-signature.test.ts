@@ -85,6 +85,17 @@ describe('webhook SSRF guard', () => {
     ['http://[::ffff:10.0.0.1]/x', 'private'],
     ['http://2130706433/x', 'loopback'],
     ['http://0x7f.1/x', 'loopback'],
+    // IPv6 transition forms that carry an IPv4 address: judged by it.
+    ['http://[64:ff9b::7f00:1]/x', 'loopback address (127.0.0.1) in NAT64 form'],
+    ['http://[64:ff9b::a9fe:a9fe]/x', 'metadata address (169.254.169.254) in NAT64 form'],
+    ['http://[64:ff9b:1:7f00:1::]/x', 'loopback address (127.0.1.0) in NAT64 local-use form'],
+    ['http://[64:ff9b:1::a00:1]/x', 'in NAT64 local-use form'],
+    ['http://[2002:7f00:1::]/x', 'loopback address (127.0.0.1) in 6to4 form'],
+    ['http://[2002:c0a8:101::1]/x', 'private address (192.168.1.1) in 6to4 form'],
+    ['http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x', 'loopback address (127.0.0.1) in Teredo client form'],
+    ['http://[2001:0:a00:1::1]/x', 'private address (10.0.0.1) in Teredo server form'],
+    ['http://[::ffff:0:7f00:1]/x', 'loopback address (127.0.0.1) in SIIT form'],
+    ['http://[::127.0.0.1]/x', 'reserved'],
   ];
   for (const [url, reason] of refused) {
     it(`refuses ${url} as ${reason}`, async () => {
@@ -121,6 +132,9 @@ describe('webhook SSRF guard', () => {
     await assertPublicTarget('https://93.184.215.14/hook', { allowPrivate: false });
     await assertPublicTarget('https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/hook', { allowPrivate: false });
     await assertPublicTarget('https://172.32.0.1/hook', { allowPrivate: false });
+    // Transition forms of public IPv4 addresses stay allowed.
+    await assertPublicTarget('https://[64:ff9b::5db8:d70e]/hook', { allowPrivate: false });
+    await assertPublicTarget('https://[2002:5db8:d70e::1]/hook', { allowPrivate: false });
     await assertPublicTarget('https://hooks.example/x', { allowPrivate: false, lookup: () => Promise.resolve([{ address: '8.8.8.8', family: 4 }]) });
     expect(refusalOf('100.128.0.1')).to.equal(null);
   });
