@@ -42,6 +42,15 @@ export class WebhookDeliveryStore {
     await this.collection.insertOne({ ...doc, response });
   }
 
+  /**
+   * How many attempts of one delivery are logged: its rows are `<delivery_id>.<n>`, one id range of the primary
+   * index. This, not JetStream's delivery count, numbers the next attempt: a message handed out again because the
+   * platform failed (MongoDB or NATS away, a worker killed) made no attempt the receiver should be charged for.
+   */
+  attemptsLogged(deliveryId: string): Promise<number> {
+    return this.collection.countDocuments({ _id: { $gt: `${deliveryId}.`, $lt: `${deliveryId}/` } });
+  }
+
   /** The log of one endpoint, newest first, under the tenant condition as every read. */
   page(query: { tenant: WebhookTenant; webhookId: string; after: { created_at: Date; id: string } | null; limit: number }): Promise<WebhookDeliveryDoc[]> {
     const filters: Filter<WebhookDeliveryDoc>[] = [{ webhook_id: query.webhookId }, tenantFilter(query.tenant)];

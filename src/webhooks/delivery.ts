@@ -1,6 +1,7 @@
 // The delivery consumer: a durable consumer on DELIVERIES POSTs each message to its endpoint, signed (spec 6.2,
 // 6.3), logs every attempt in `webhook_deliveries`, and retries on the configured schedule (spec 6.4). The delay
-// is computed from the message's delivery count and passed to nak: JetStream consumer `backoff` is not used.
+// is computed from the attempts logged (not JetStream's delivery count, which platform failures raise too) and
+// passed to nak: JetStream consumer `backoff` is not used.
 import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
@@ -121,14 +122,17 @@ export class WebhookDelivery {
       msg.term('unreadable');
       return;
     }
-    const attempt = msg.info.deliveryCount;
     const endpoint = await this.o.webhooks.collection.findOne({ _id: message.webhook_id });
     // A deleted endpoint, or one that is failing: it receives nothing more (missed events are not replayed).
     if (!endpoint || endpoint.status !== 'active') {
-      this.total.inc({ outcome: 'dropped', attempt: String(attempt) });
+      this.total.inc({ outcome: 'dropped', attempt: String(msg.info.deliveryCount) });
       msg.ack();
       return;
     }
+    // Attempts are the POSTs logged so far, not JetStream's delivery count: a platform failure (this read or the log
+    // write failing, NATS away, a worker killed) throws or leaves the message unanswered, it is handed out again,
+    // and the receiver's retries are not spent on it.
+    const attempt = (await this.o.deliveries.attemptsLogged(message.delivery_id)) + 1;
 
     const body = JSON.stringify({
       id: message.delivery_id,
