@@ -15,7 +15,7 @@ import {
 } from '../../src/redirect/pages.ts';
 import type { PageResponse } from '../../src/redirect/pages.ts';
 import { securityHeaders } from '../../src/redirect/page-security.ts';
-import { launchBrowser, watchCspViolations } from '../helpers/browser.ts';
+import { chromiumMissing, launchBrowser, watchCspViolations } from '../helpers/browser.ts';
 import type { CspViolation, TestBrowser } from '../helpers/browser.ts';
 
 const PASSWORD = 'open sesame';
@@ -97,7 +97,9 @@ describe('redirect pages in headless Chromium', function () {
   let page: Page;
   let violations: CspViolation[];
 
-  before(async () => {
+  before(async function () {
+    // Reported once, by test/e2e/chromium.test.ts.
+    if (chromiumMissing()) this.skip();
     destination = await new RecordingServer((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
       res.end('<!doctype html><title>Destination</title><h1>Destination</h1>');

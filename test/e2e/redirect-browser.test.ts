@@ -9,7 +9,7 @@ import { shortLinkEnv } from '../helpers/env.ts';
 import { startApi, startRedirect, type RunningApi, type RunningRedirect } from '../helpers/api.ts';
 import { Tenants } from '../helpers/tenants.ts';
 import { callApi, type Json } from '../helpers/http.ts';
-import { launchBrowser, watchCspViolations, type TestBrowser } from '../helpers/browser.ts';
+import { chromiumMissing, launchBrowser, watchCspViolations, type TestBrowser } from '../helpers/browser.ts';
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
 
@@ -25,7 +25,9 @@ describe('Redirect interstitials in Chromium', function () {
   let key: string;
   let base: string;
 
-  before(async () => {
+  before(async function () {
+    // Reported once, by test/e2e/chromium.test.ts.
+    if (chromiumMissing()) this.skip();
     mongo = await startTestMongo();
     let env: Record<string, string>;
     ({ env, base } = await shortLinkEnv(mongo));
@@ -44,12 +46,13 @@ describe('Redirect interstitials in Chromium', function () {
   });
 
   after(async () => {
-    await browser.close();
-    destination.close();
-    await tenants.close();
-    await redirect.stop();
-    await api.stop();
-    await mongo.stop();
+    // Each part only if it was started: a failed (or skipped) `before` leaves the rest undefined.
+    await browser?.close();
+    destination?.close();
+    await tenants?.close();
+    await redirect?.stop();
+    await api?.stop();
+    await mongo?.stop();
   });
 
   async function aLink(body: Json): Promise<{ slug: string }> {

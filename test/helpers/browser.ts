@@ -1,9 +1,18 @@
 // Headless Chromium for tests of the pages visitors see (DESIGN, "Browser"): Debian's `chromium` driven by
 // playwright-core, so the tests exercise a real browser engine with its real CSP, form and navigation handling.
+import { existsSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * Why the browser tests cannot run here, or null when they can. A machine without Chromium gets this one message,
+ * from one test (test/e2e/chromium.test.ts); the browser suites skip themselves rather than repeat it as hook errors.
+ */
+export function chromiumMissing(): string | null {
+  return existsSync(CHROMIUM_PATH) ? null : `Chromium not found at ${CHROMIUM_PATH}: apt-get install chromium (Debian), or set CHROMIUM_PATH`;
+}
 
 /** Quiet and offline: no GPU, no QUIC, no first-run or update traffic that could reach the network. */
 export const CHROMIUM_ARGS: readonly string[] = [

@@ -135,9 +135,11 @@ describe('the server and its OpenAPI document agree', function () {
         for (const [method, op] of Object.entries(item)) {
           const content = (op.requestBody as { content?: Record<string, { schema: Json }> } | undefined)?.content;
           for (const { path: at, schema } of objectSchemas(content, `${method.toUpperCase()} ${path}`)) {
-            const properties = schema.properties as Record<string, JsonObject>;
+            const properties = schema.properties as Record<string, Json>;
             for (const name of (schema.required as string[] | undefined) ?? []) {
-              if (properties[name] && 'default' in properties[name]) offenders.push(`${at}: ${name}`);
+              // A property schema may also be a boolean (`true`: anything), which has no default.
+              const property = properties[name];
+              if (property !== null && typeof property === 'object' && !Array.isArray(property) && 'default' in property) offenders.push(`${at}: ${name}`);
             }
           }
         }
