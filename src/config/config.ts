@@ -104,6 +104,8 @@ export interface Config {
     /** How often the worker looks for clients whose grace ran out and for periods to pay out. */
     readonly billingSweepMs: number;
   };
+  /** Abuse reports: how many one address may file per minute (the form and the public endpoint together). */
+  readonly reports: { readonly perMinute: number };
 }
 
 type Env = Record<string, string | undefined>;
@@ -333,6 +335,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       graceDayMs: r.int('BILLING_GRACE_DAY_MS', 86_400_000, 1, 86_400_000),
       billingSweepMs: r.int('BILLING_SWEEP_INTERVAL_MS', 60_000, 10, 3_600_000),
     },
+    reports: { perMinute: r.int('REPORT_RATE_LIMIT_PER_MIN', 5, 1, 10_000) },
   };
   if (config.domains.cnameTarget === null && config.domains.aTargets.length === 0 && config.domains.kube !== 'off') {
     r.problems.push('DOMAIN_CNAME_TARGET or DOMAIN_A_TARGETS: at least one is needed to tell customers where to point a domain');

@@ -9,7 +9,7 @@ export const SCOPE_AREAS = {
   webhooks: 'webhook endpoints and their delivery log',
   conversions: 'conversions attributed to clicks',
   alerts: 'alert rules and firings',
-  reports: 'scheduled reports',
+  reports: 'abuse reports about the workspace’s links, and their resolution',
   tools: 'the tool server for AI assistants',
   clients: 'partner client workspaces and subscriptions',
   plans: 'plans the partner sells',

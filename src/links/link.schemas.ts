@@ -406,6 +406,18 @@ export const LinkSchema = Type.Object(
     mobile: withoutDefaults(Nullable(MobileSchema)),
     rotator: withoutDefaults(Nullable(RotatorSchema)),
     archived: Type.Boolean(),
+    moderation: Nullable(
+      Type.Object(
+        {
+          state: StringEnum(['warned', 'disabled'] as const),
+          reason: Type.String({ description: 'The reason of the abuse report' }),
+          report_id: Type.String(),
+          at: DateTime(),
+        },
+        closed,
+      ),
+      { description: 'Set by resolving an abuse report (POST /reports/{id}/resolve): `warned` shows visitors a warning page first; `disabled` answers 410' },
+    ),
     created_at: DateTime(),
     updated_at: DateTime(),
   },

@@ -33,6 +33,17 @@ export interface LinkDoc {
   updated_at: Date;
   /** The last A/B look taken for a winner (src/clicks/ab-auto.ts); absent before the first. Not part of the API. */
   ab_last_look?: number;
+  /** Set by resolving an abuse report with `warn` or `disable` (src/reports); absent or null: none. */
+  moderation?: LinkModeration | null;
+}
+
+/** An abuse report's outcome on the link: visitors are warned first, or the link no longer redirects. */
+export interface LinkModeration {
+  state: 'warned' | 'disabled';
+  /** The report's reason (`phishing`, `malware`, ...). */
+  reason: string;
+  report_id: string;
+  at: Date;
 }
 
 export interface LinkPage {

@@ -31,6 +31,9 @@ export function linkView(doc: LinkDoc, tags: ReadonlyMap<string, LabelDoc>, defa
     mobile: doc.mobile,
     rotator: doc.rotator,
     archived: doc.archived,
+    moderation: doc.moderation
+      ? { state: doc.moderation.state, reason: doc.moderation.reason, report_id: doc.moderation.report_id, at: doc.moderation.at.toISOString() }
+      : null,
     created_at: doc.created_at.toISOString(),
     updated_at: doc.updated_at.toISOString(),
   };

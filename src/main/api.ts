@@ -44,10 +44,12 @@ import { ClickIds } from '../clicks/click-id.ts';
 import { AbFeedback } from '../clicks/ab-feedback.ts';
 import { ConversionService } from '../conversions/conversion.service.ts';
 import { conversionRoutes } from '../conversions/conversion.routes.ts';
+import { ReportService } from '../reports/report.service.ts';
+import { PUBLIC_REPORT_PATH, reportRoutes } from '../reports/report.routes.ts';
 import { openApiRoutes } from '../http/openapi.routes.ts';
 
 /** Paths under /v1 answered without a key. */
-const PUBLIC_PATHS = new Set(['/v1/openapi.json']);
+const PUBLIC_PATHS = new Set(['/v1/openapi.json', `/v1${PUBLIC_REPORT_PATH}`]);
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface ApiService extends Service {
@@ -164,6 +166,19 @@ export function buildApi(infra: Infra): ApiService {
     clickWaitMs: config.conversions.clickWaitMs,
     onEvent: () => infra.outbox.nudge(),
   });
+  const reports = new ReportService({
+    client: mongo.client,
+    db: mongo.db,
+    reports: stores.reports,
+    links: stores.links,
+    events: stores.events,
+    bus,
+    rateLimiter: stores.rateLimiter,
+    perMinute: config.reports.perMinute,
+    defaultHost: config.defaultShortDomain.toLowerCase(),
+    shortLinkBaseUrl: config.shortLinkBaseUrl,
+    onEvent: () => infra.outbox.nudge(),
+  });
   if (config.webhooks.allowPrivateTargets) {
     logger.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is on: webhook endpoints may target loopback and private addresses (development only)');
   }
@@ -181,6 +196,7 @@ export function buildApi(infra: Infra): ApiService {
     ...conversionRoutes(conversions, config.conversions.clickWaitMs),
     ...partnerRoutes(partners),
     ...billingRoutes(billing),
+    ...reportRoutes(reports, { trustedProxyHops: config.redirect.trustedProxyHops, perMinute: config.reports.perMinute }),
   ];
   // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.
   routes.push(
@@ -204,7 +220,8 @@ export function buildApi(infra: Infra): ApiService {
     ...routing,
   ]);
   const unauthenticated = compose<ApiContext>(routing);
-  // Processor events: no key (the signature is the credential), the raw body kept for its verification.
+  // Processor events (no key: the signature is the credential, the raw body kept for its verification), and the
+  // public filing of abuse reports: a parsed body, but no key and no idempotency.
   const ingestion = compose<ApiContext>([jsonBody(config.bodyLimitBytes), ...routing]);
   const ops = opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping() }), { errorDocs: true });
   const outsideV1 = () => {
@@ -223,7 +240,7 @@ export function buildApi(infra: Infra): ApiService {
   app.use(observe(infra.access, metrics, errorEnvelope(logger, config.docsBaseUrl), inFlight, routeOf));
   app.use((ctx: ApiContext) => {
     if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return ops(ctx, outsideV1);
-    if (PUBLIC_PATHS.has(ctx.path)) return unauthenticated(ctx);
+    if (PUBLIC_PATHS.has(ctx.path)) return READ_METHODS.has(ctx.method) ? unauthenticated(ctx) : ingestion(ctx);
     if (ctx.path.startsWith(BILLING_INGEST_PREFIX) && ctx.method === 'POST') return ingestion(ctx);
     // Every /v1 answer from here on carries the key's rate-limit headers, a 404 or a 405 included.
     return READ_METHODS.has(ctx.method) ? reads(ctx) : mutations(ctx);

@@ -13,6 +13,8 @@ import { RedirectMetrics } from '../redirect/redirect.metrics.ts';
 import { ClickIds } from '../clicks/click-id.ts';
 import { ClickPublisher } from '../clicks/publisher.ts';
 import { RotatorCounters } from '../clicks/counters.ts';
+import { ReportService } from '../reports/report.service.ts';
+import { reportForm } from '../reports/report.form.ts';
 
 export interface RedirectService extends Service {
   readonly clicks: ClickPublisher;
@@ -61,6 +63,19 @@ export function buildRedirect(infra: Infra): RedirectService {
 
   let profiler: VisitorProfiler | null = null;
   app.use(opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping(), nats: nats.isConnected() })));
+  const reports = new ReportService({
+    client: mongo.client,
+    db: mongo.db,
+    reports: stores.reports,
+    links: stores.links,
+    events: stores.events,
+    bus,
+    rateLimiter: stores.rateLimiter,
+    perMinute: config.reports.perMinute,
+    defaultHost: config.defaultShortDomain.toLowerCase(),
+    shortLinkBaseUrl: config.shortLinkBaseUrl,
+  });
+  app.use(reportForm({ resolver, reports, trustedProxyHops: config.redirect.trustedProxyHops }));
   app.use((ctx: ApiContext) => {
     const page = notFoundResponse();
     ctx.status = page.status;
@@ -102,6 +117,7 @@ export function buildRedirect(infra: Infra): RedirectService {
       const left = await clicks.flush(Math.min(5000, config.shutdownTimeoutMs));
       if (left > 0) logger.warn({ clicks: left }, 'clicks not published at shutdown');
       profiler?.close();
+      await stores.rateLimiter.close();
     },
   };
 }

@@ -21,6 +21,7 @@ import { PasswordAttempts } from '../redirect/password-attempts.ts';
 import { ConversionStore } from '../conversions/conversion.store.ts';
 import { PartnerPlanStore } from '../partner/plan.store.ts';
 import { LedgerStore } from '../partner/ledger.store.ts';
+import { ReportStore } from '../reports/report.store.ts';
 
 /** Every store over one database; `ensureIndexes` creates what their queries need. */
 export class Stores {
@@ -45,6 +46,7 @@ export class Stores {
   readonly conversions: ConversionStore;
   readonly partnerPlans: PartnerPlanStore;
   readonly ledger: LedgerStore;
+  readonly reports: ReportStore;
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -67,6 +69,7 @@ export class Stores {
     this.conversions = new ConversionStore(db);
     this.partnerPlans = new PartnerPlanStore(db);
     this.ledger = new LedgerStore(db);
+    this.reports = new ReportStore(db);
     this.passwordAttempts = new PasswordAttempts(db, {
       maxAttempts: config.redirect.passwordMaxAttempts,
       windowMs: config.redirect.passwordAttemptWindowMs,
@@ -94,6 +97,7 @@ export class Stores {
       this.conversions.ensureIndexes(),
       this.partnerPlans.ensureIndexes(),
       this.ledger.ensureIndexes(),
+      this.reports.ensureIndexes(),
     ]);
   }
 }

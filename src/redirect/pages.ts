@@ -64,12 +64,12 @@ a{color:#0b57d0}
 .secondary{color:#0b57d0;background:#fff;border:2px solid #0b57d0;padding:.5rem 1.125rem}
 .actions{display:flex;flex-wrap:wrap;gap:.75rem}
 label{display:block;font-weight:600;margin-bottom:.25rem}
-input{display:block;width:100%;font:inherit;padding:.5rem .75rem;border:2px solid #5f6368;border-radius:.5rem;margin-bottom:1rem}
+input,select,textarea{display:block;width:100%;font:inherit;padding:.5rem .75rem;border:2px solid #5f6368;border-radius:.5rem;margin-bottom:1rem}
 fieldset{border:0;margin:0;padding:0}
 fieldset:disabled button{background:#5f6368;cursor:not-allowed}
 .error{color:#b3261e;font-weight:600}
 .error:empty{display:none}
-a:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid #1b1b1b;outline-offset:2px}
+a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible,textarea:focus-visible{outline:3px solid #1b1b1b;outline-offset:2px}
 @media (prefers-color-scheme:dark){body{color:#e8eaed;background:#202124}a{color:#8ab4f8}
 .button,button{background:#8ab4f8;color:#202124}.secondary{color:#8ab4f8;background:#202124;border-color:#8ab4f8}
 .error{color:#f2b8b5}a:focus-visible,button:focus-visible,input:focus-visible{outline-color:#e8eaed}}`;
@@ -178,13 +178,17 @@ export function unlockedPage(input: { continueUrl: string }): PageResponse {
   });
 }
 
-/** A `warn` rule: where the link goes, host first, and a link to continue; nothing happens by itself. */
-export function warnPage(input: { destination: string; continueUrl: string }): PageResponse {
-  const { destination, continueUrl } = input;
+/**
+ * A `warn` rule, or a link warned after an abuse report (`reportedAs` then names the reason): where the link goes,
+ * host first, and a link to continue; nothing happens by itself.
+ */
+export function warnPage(input: { destination: string; continueUrl: string; reportedAs?: string }): PageResponse {
+  const { destination, continueUrl, reportedAs } = input;
   // URL gives the host in ASCII (punycode), so a look-alike international domain shows as what it is.
   const host = URL.canParse(destination) ? new URL(destination).host || destination : destination;
+  const reported = reportedAs === undefined ? '' : `<p class="error">This link was reported as ${escapeHtml(reportedAs)}.</p>\n`;
   const body = `<h1>Check where this link goes</h1>
-<p>This link leads to</p>
+${reported}<p>This link leads to</p>
 <p class="host">${escapeHtml(host)}</p>
 <p class="url">${escapeHtml(destination)}</p>
 <p>Continue only if you trust this site.</p>
@@ -280,5 +284,73 @@ export function suspendedPage(): PageResponse {
     title: 'Link unavailable',
     body: `<h1>Link unavailable</h1>
 <p>This link is temporarily unavailable. Please try again later.</p>`,
+  });
+}
+
+/** A link disabled after an abuse report: 410, and why in general terms. */
+export function disabledPage(): PageResponse {
+  return render({
+    status: 410,
+    title: 'Link disabled',
+    body: `<h1>Link disabled</h1>
+<p>This link was disabled after it was reported as abusive.</p>`,
+  });
+}
+
+export const REPORT_REASON_LABELS: Record<string, string> = {
+  phishing: 'Phishing (asks for passwords or payment details)',
+  malware: 'Malware or unwanted software',
+  spam: 'Spam',
+  scam: 'Scam or fraud',
+  illegal: 'Illegal content',
+  copyright: 'Copyright infringement',
+  other: 'Something else',
+};
+
+export interface ReportPageInput {
+  /** Where the form posts: the page itself (`/<slug>/report`). */
+  actionUrl: string;
+  /** The short URL reported, shown to the reporter. */
+  shortUrl: string;
+  /** Set when a submission was refused: the message, and the status (422, or 429 with Retry-After). */
+  error?: { message: string; status: number; retryAfterSeconds?: number };
+  values?: { reason?: string; details?: string; reporter_contact?: string };
+}
+
+/** The public abuse report form: reason (required), details and a contact address (optional). */
+export function reportPage(input: ReportPageInput): PageResponse {
+  const { error, values = {} } = input;
+  const options = Object.entries(REPORT_REASON_LABELS)
+    .map(([value, label]) => `<option value="${value}"${values.reason === value ? ' selected' : ''}>${escapeHtml(label)}</option>`)
+    .join('');
+  const body = `<h1>Report this link</h1>
+<p class="url">${escapeHtml(input.shortUrl)}</p>
+<p id="report-error" class="error" role="alert">${escapeHtml(error?.message ?? '')}</p>
+<form method="post" action="${escapeHtml(safeUrl(input.actionUrl))}" enctype="application/x-www-form-urlencoded">
+<label for="reason">What is wrong with it?</label>
+<select id="reason" name="reason" required><option value="">Choose a reason</option>${options}</select>
+<label for="details">Details (optional)</label>
+<textarea id="details" name="details" maxlength="2000" rows="5">${escapeHtml(values.details ?? '')}</textarea>
+<label for="contact">Your e-mail (optional, if we may contact you)</label>
+<input id="contact" name="reporter_contact" type="email" maxlength="254" autocomplete="email" value="${escapeHtml(values.reporter_contact ?? '')}">
+<button type="submit">Send report</button>
+</form>`;
+  const retryAfter = error?.retryAfterSeconds;
+  return render({
+    status: error?.status ?? 200,
+    title: 'Report this link',
+    body,
+    form: true,
+    extraHeaders: retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) },
+  });
+}
+
+/** After a report was filed. */
+export function reportThanksPage(): PageResponse {
+  return render({
+    status: 201,
+    title: 'Report received',
+    body: `<h1>Thank you</h1>
+<p>Your report was received and will be reviewed.</p>`,
   });
 }

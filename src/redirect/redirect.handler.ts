@@ -21,7 +21,7 @@ import type { RedirectMetrics, RedirectOutcomeLabel } from './redirect.metrics.t
 import { VerificationSlots, type PasswordAttempts } from './password-attempts.ts';
 import { SignedTokens } from './signed-token.ts';
 import { readCookies, setCookie } from './cookies.ts';
-import { actionPage, appLauncherPage, errorResponse, gonePage, notFoundResponse, passwordPage, suspendedPage, unlockedPage, warnPage, type PageResponse } from './pages.ts';
+import { actionPage, appLauncherPage, disabledPage, errorResponse, gonePage, notFoundResponse, passwordPage, suspendedPage, unlockedPage, warnPage, type PageResponse } from './pages.ts';
 import { clientIp } from './client-ip.ts';
 
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
@@ -221,6 +221,15 @@ export class RedirectHandler {
     const { link } = resolved;
     // A partner's suspended client, when the partner answers its links with a page: no decision, no click.
     if (workspace?.suspended === true) return this.page(res, suspendedPage(), [], 'suspended');
+    // An abuse report resolved against the link comes before everything else: disabled, or a warning first.
+    const moderation = link.moderation;
+    if (moderation) {
+      if (moderation.state === 'disabled') return this.page(res, disabledPage(), [], 'blocked');
+      if (!this.ackTokens.valid(new URLSearchParams(rawQuery).get(ACK_PARAM), link._id, now)) {
+        const page = warnPage({ destination: link.url, continueUrl: this.continueUrl(link, slug, rawQuery), reportedAs: moderation.reason });
+        return this.page(res, page, [], 'interstitial');
+      }
+    }
     const cookies = readCookies(req.headers.cookie);
     const setCookies: string[] = [];
     let visitorId = cookies.get(VISITOR_COOKIE);
