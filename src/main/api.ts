@@ -46,6 +46,7 @@ import { ConversionService } from '../conversions/conversion.service.ts';
 import { conversionRoutes } from '../conversions/conversion.routes.ts';
 import { ReportService } from '../reports/report.service.ts';
 import { PUBLIC_REPORT_PATH, reportRoutes } from '../reports/report.routes.ts';
+import { mcpRoutes } from '../mcp/mcp.routes.ts';
 import { openApiRoutes } from '../http/openapi.routes.ts';
 
 /** Paths under /v1 answered without a key. */
@@ -198,6 +199,8 @@ export function buildApi(infra: Infra): ApiService {
     ...billingRoutes(billing),
     ...reportRoutes(reports, { trustedProxyHops: config.redirect.trustedProxyHops, perMinute: config.reports.perMinute }),
   ];
+  // The tool server's tools are the operations of the finished table, read on its first request.
+  routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0' }));
   // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.
   routes.push(
     ...openApiRoutes(() =>

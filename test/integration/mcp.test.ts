@@ -1,0 +1,192 @@
+// The tool server over real HTTP, driven by the official SDK's own client: tools listed per key kind with the REST
+// operations' schemas, every advertised tool family called, scope refusals, and the door (401 without a key).
+import { expect } from 'chai';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { MongoClient } from 'mongodb';
+import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
+import { testEnv } from '../helpers/env.ts';
+import { startApi, type RunningApi } from '../helpers/api.ts';
+import { Tenants } from '../helpers/tenants.ts';
+import type { Scope } from '../../src/keys/scopes.ts';
+import { LinkCreateSchema } from '../../src/links/link.schemas.ts';
+import { ConversionCreateSchema } from '../../src/conversions/conversion.schemas.ts';
+import { ClickIds } from '../../src/clicks/click-id.ts';
+import { toClickDoc } from '../../src/clicks/click.store.ts';
+
+const SECRET = 'mcp-test-secret-key-0123456789abcdefghij';
+type Json = Record<string, unknown>;
+
+/** The schema as JSON, without `$id`: what a tool publishes. */
+const published = (schema: unknown) => JSON.parse(JSON.stringify(schema, (k, v: unknown) => (k === '$id' ? undefined : v))) as Json;
+
+describe('MCP tool server (/v1/mcp, official SDK client over HTTP)', function () {
+  this.timeout(30_000);
+  let mongo: TestMongo;
+  let api: RunningApi;
+  let tenants: Tenants;
+  let db: MongoClient;
+  let workspaceId: string;
+  let key: string;
+  let partnerKey: string;
+  const clients: Client[] = [];
+
+  before(async () => {
+    mongo = await startTestMongo();
+    api = await startApi(testEnv(mongo, { SECRET_KEY: SECRET }));
+    tenants = await Tenants.open(mongo);
+    const partnerId = await tenants.aPartner();
+    const ws = await tenants.aWorkspace({ plan_id: 'business', partner_id: partnerId });
+    workspaceId = ws._id;
+    key = (await tenants.aWorkspaceKey(ws._id)).key;
+    partnerKey = (await tenants.aPartnerKey(partnerId)).key;
+    db = new MongoClient(mongo.uri);
+    await db.connect();
+  });
+
+  after(async () => {
+    for (const c of clients) await c.close();
+    await db.close();
+    await tenants.close();
+    await api.stop();
+    await mongo.stop();
+  });
+
+  async function connect(bearer: string | null): Promise<Client> {
+    const client = new Client({ name: 'linkplane-test', version: '1.0.0' });
+    const headers: Record<string, string> = bearer === null ? {} : { Authorization: `Bearer ${bearer}` };
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/v1/mcp`), { requestInit: { headers } }));
+    clients.push(client);
+    return client;
+  }
+
+  const call = async (client: Client, name: string, args: Json = {}): Promise<CallToolResult> => (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const ok = (result: CallToolResult): Json => {
+    expect(result.isError, JSON.stringify(result.content)).to.not.equal(true);
+    return result.structuredContent as Json;
+  };
+  const refused = (result: CallToolResult, code: string): Json => {
+    expect(result.isError).to.equal(true);
+    const error = (result.structuredContent as { error: Json }).error;
+    expect(error.code, JSON.stringify(error)).to.equal(code);
+    expect(JSON.parse((result.content[0] as { text: string }).text)).to.deep.equal({ error });
+    return error;
+  };
+  const keyWith = async (scopes: Scope[]) => (await tenants.aWorkspaceKey(workspaceId, scopes)).key;
+
+  it('lists the workspace tools with the REST operations’ own request schemas, and no partner tool', async () => {
+    const client = await connect(key);
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    for (const name of ['create_link', 'get_link', 'update_link', 'list_links', 'delete_link', 'get_link_qr', 'list_domains', 'get_domain', 'create_conversion', 'list_conversions', 'get_conversion', 'list_reports', 'resolve_report']) {
+      expect(names).to.include(name);
+    }
+    expect(names.filter((n) => n.includes('partner'))).to.deep.equal([]);
+    expect(names).to.not.include('mcp');
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    expect(byName.get('create_link')!.inputSchema).to.deep.equal(published(LinkCreateSchema));
+    expect(byName.get('create_conversion')!.inputSchema).to.deep.equal(published(ConversionCreateSchema));
+    const update = byName.get('update_link')!.inputSchema as { properties: Json; required: string[] };
+    expect(Object.keys(update.properties)).to.deep.equal(['id', 'body']);
+    expect(update.required).to.deep.equal(['id', 'body']);
+    expect(byName.get('get_link')!.annotations).to.include({ readOnlyHint: true });
+    expect(byName.get('delete_link')!.annotations).to.include({ destructiveHint: true });
+  });
+
+  it('creates, reads, updates, lists, renders and deletes a link through tools', async () => {
+    const client = await connect(key);
+    const created = ok(await call(client, 'create_link', { url: 'https://example.com/from-mcp', title: 'From an assistant' }));
+    expect(created.id).to.match(/^lnk_/);
+    expect(ok(await call(client, 'get_link', { id: created.id as string }))).to.include({ url: 'https://example.com/from-mcp', title: 'From an assistant' });
+    expect(ok(await call(client, 'update_link', { id: created.id as string, body: { title: 'Renamed' } })).title).to.equal('Renamed');
+    const list = ok(await call(client, 'list_links', { limit: 10 }));
+    expect((list.data as Json[]).map((l) => l.id)).to.include(created.id);
+    const png = await call(client, 'get_link_qr', { id: created.id as string, query: { format: 'png', size: 128 } });
+    const image = png.content[0] as { type: string; data: string; mimeType: string };
+    expect(image).to.include({ type: 'image', mimeType: 'image/png' });
+    expect(Buffer.from(image.data, 'base64').subarray(1, 4).toString()).to.equal('PNG');
+    const svg = await call(client, 'get_link_qr', { id: created.id as string, query: { format: 'svg' } });
+    expect((svg.content[0] as { text: string }).text).to.contain('<svg');
+    refused(await call(client, 'create_link', { url: 'not a url' }), 'validation_failed');
+    const invalid = refused(await call(client, 'update_link', { id: created.id as string, body: { redirect_type: 303 } }), 'validation_failed');
+    expect((invalid.details as Array<{ path: string }>).map((d) => d.path)).to.deep.equal(['body.redirect_type']);
+    ok(await call(client, 'delete_link', { id: created.id as string }));
+    refused(await call(client, 'get_link', { id: created.id as string }), 'not_found');
+  });
+
+  it('answers domains, conversions and reports tools', async () => {
+    const client = await connect(key);
+    const domains = ok(await call(client, 'list_domains'));
+    expect((domains.data as Json[]).length).to.be.greaterThan(0);
+    const link = ok(await call(client, 'create_link', { url: 'https://example.com/convert' }));
+    // A click of that link, as the ingestion stores it.
+    const clickId = new ClickIds(SECRET).issue(workspaceId);
+    const click = toClickDoc({
+      id: clickId,
+      ts: new Date().toISOString(),
+      workspace_id: workspaceId,
+      link_id: link.id as string,
+      domain_id: link.domain_id as string,
+      domain: link.domain as string,
+      slug: link.slug as string,
+      outcome: 'redirect',
+      destination: 'https://example.com/convert',
+      decision: { step: 'url', ruleId: null, workspaceRule: false, targetingIndex: null, variantIndex: null, destinationId: null, rotatorFallback: false },
+      visitor: {
+        ip: null, device: 'desktop', os: 'linux', browser: null, language: null, country: 'FR', region: null, city: null, asn: null,
+        visitor_type: 'human', verified_bot: false, bot_name: null, proxy_type: null, quality: 100, referer: null, visit: 'first', visitor_id: 'v_mcp',
+      },
+    });
+    await db.db(mongo.dbName).collection('clicks').insertOne(click as unknown as Json);
+    const conversion = ok(await call(client, 'create_conversion', { click_id: clickId, type: 'order', amount: 1200, currency: 'EUR' }));
+    expect(conversion).to.include({ link_id: link.id, amount: 1200 });
+    refused(await call(client, 'create_conversion', { click_id: `${clickId.slice(0, -2)}xx`, type: 'signup' }), 'invalid_click_id');
+    expect((ok(await call(client, 'list_conversions', { link_id: link.id as string })).data as Json[]).map((c) => c.id)).to.deep.equal([conversion.id]);
+    expect(ok(await call(client, 'get_conversion', { id: conversion.id as string })).id).to.equal(conversion.id);
+    expect(ok(await call(client, 'list_reports', { status: 'open' })).data).to.deep.equal([]);
+  });
+
+  it('lists partner tools to a partner key and answers them', async () => {
+    const client = await connect(partnerKey);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).to.include('list_partner_clients');
+    expect(names).to.not.include('create_link');
+    const clientsPage = ok(await call(client, 'list_partner_clients', {}));
+    expect((clientsPage.data as Json[]).map((c) => c.id)).to.include(workspaceId);
+  });
+
+  it('holds each call to the operation’s scope, and changes to tools:write, naming the missing scope', async () => {
+    const readOnly = await connect(await keyWith(['tools:read', 'links:read']));
+    ok(await call(readOnly, 'list_links'));
+    expect(refused(await call(readOnly, 'create_link', { url: 'https://example.com/' }), 'insufficient_scope').message).to.contain('tools:write');
+    const toolsWrite = await connect(await keyWith(['tools:read', 'tools:write', 'links:read']));
+    expect(refused(await call(toolsWrite, 'create_link', { url: 'https://example.com/' }), 'insufficient_scope').message).to.contain('links:write');
+    expect(refused(await call(toolsWrite, 'list_conversions'), 'insufficient_scope').message).to.contain('conversions:read');
+    refused(await call(toolsWrite, 'no_such_tool'), 'not_found');
+  });
+
+  it('refuses the connection without a key (401) or without tools:read (403), in the API’s envelope', async () => {
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const post = (headers: Record<string, string>) =>
+      fetch(`${api.url}/v1/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(init) });
+    const anonymous = await post({});
+    expect(anonymous.status).to.equal(401);
+    expect(((await anonymous.json()) as { error: Json }).error.code).to.equal('unauthorized');
+    const noTools = await post({ Authorization: `Bearer ${await keyWith(['links:read'])}` });
+    expect(noTools.status).to.equal(403);
+    expect(((await noTools.json()) as { error: Json }).error).to.include({ code: 'insufficient_scope' });
+    let failed: unknown = null;
+    try {
+      await connect(null);
+    } catch (error) {
+      failed = error;
+    }
+    expect(String(failed)).to.match(/401|nauthori/);
+    const rawOk = await post({ Authorization: `Bearer ${key}` });
+    expect(rawOk.status).to.equal(200);
+    expect(Number(rawOk.headers.get('x-ratelimit-remaining')), 'the key’s rate limit applies').to.be.lessThan(Number(rawOk.headers.get('x-ratelimit-limit')));
+    expect(((await rawOk.json()) as { result: { serverInfo: Json } }).result.serverInfo).to.include({ name: 'linkplane' });
+    expect((await fetch(`${api.url}/v1/mcp`, { headers: { Authorization: `Bearer ${key}` } })).status).to.equal(405);
+  });
+});
