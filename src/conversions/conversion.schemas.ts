@@ -26,7 +26,7 @@ const Metadata = Type.Unsafe<Record<string, string | number | boolean | null>>({
 });
 
 function needs(...fields: string[]) {
-  return { type: 'object', properties: Object.fromEntries(fields.map((f) => [f, true])), required: fields };
+  return { type: 'object', properties: Object.fromEntries(fields.map((f) => [f, {}])), required: fields };
 }
 
 export const ConversionCreateSchema = Type.Object(
@@ -48,8 +48,8 @@ export const ConversionCreateSchema = Type.Object(
     allOf: [
       { if: { type: 'object', properties: { type: { const: 'order' } } }, then: needs('amount', 'currency') },
       { if: { type: 'object', properties: { type: { const: 'custom' } } }, then: needs('goal') },
-      { if: { type: 'object', properties: { amount: true }, required: ['amount'] }, then: needs('currency') },
-      { if: { type: 'object', properties: { currency: true }, required: ['currency'] }, then: needs('amount') },
+      { if: { type: 'object', properties: { amount: {} }, required: ['amount'] }, then: needs('currency') },
+      { if: { type: 'object', properties: { currency: {} }, required: ['currency'] }, then: needs('amount') },
     ],
   },
 );

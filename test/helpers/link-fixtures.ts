@@ -197,6 +197,7 @@ export function aLinkView(overrides: Obj = {}): Obj {
     ],
     has_password: true,
     archived: false,
+    moderation: null,
     created_at: '2030-01-01T00:00:00.000Z',
     updated_at: '2030-01-02T00:00:00.000Z',
     ...overrides,

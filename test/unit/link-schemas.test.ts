@@ -456,7 +456,7 @@ describe('link schemas', () => {
   describe('Link (response, 2.1)', () => {
     const fields = Object.keys(aLinkView());
 
-    it('has exactly the fields of spec 2.1 plus archived and the timestamps', () => {
+    it('has exactly the fields of spec 2.1 plus archived, moderation (abuse reports) and the timestamps', () => {
       expect(fields.sort()).to.deep.equal(
         [
           'id',
@@ -480,6 +480,7 @@ describe('link schemas', () => {
           'mobile',
           'rotator',
           'archived',
+          'moderation',
           'created_at',
           'updated_at',
         ].sort(),
