@@ -2,7 +2,7 @@
 // batchSize, or whatever arrived within batchWaitMs of the first), written with one bulk insert, counted, then
 // acknowledged together. A MongoDB failure naks the batch; the click ids make the redelivery harmless.
 import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { ensureDurable } from '../webhooks/pull-runner.ts';
@@ -41,6 +41,7 @@ export class ClickIngestor {
   private readonly o: ClickIngestorOptions;
   private readonly ingested: Counter;
   private readonly failures: Counter;
+  private readonly lag: Histogram;
   private running = false;
   private loop: Promise<void> | null = null;
   private messages: ConsumerMessages | null = null;
@@ -56,6 +57,12 @@ export class ClickIngestor {
     const registers = [options.registry];
     this.ingested = new Counter({ name: 'linkplane_clicks_ingested_total', help: 'Clicks written to MongoDB (duplicates excluded)', registers });
     this.failures = new Counter({ name: 'linkplane_click_ingest_failures_total', help: 'Click batches that failed and were handed back for redelivery', registers });
+    this.lag = new Histogram({
+      name: 'linkplane_click_ingest_lag_seconds',
+      help: 'Time from a click to its write in MongoDB (what analytics are behind by)',
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600],
+      registers,
+    });
     const { nats, logger } = options;
     const stream = this.stream;
     new Gauge({
@@ -162,6 +169,8 @@ export class ClickIngestor {
         await this.o.store.markCounted(chunk);
         counted.push(...chunk);
         this.ingested.inc(chunk.length);
+        const now = Date.now();
+        for (const click of chunk) this.lag.observe(Math.max(0, (now - Date.parse(click.ts)) / 1000));
       }
     } catch (error) {
       this.failures.inc();

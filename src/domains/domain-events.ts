@@ -83,7 +83,7 @@ export class DomainEvents {
   constructor(options: DomainEventsOptions) {
     this.o = options;
     this.handled = new Counter({
-      name: 'domain_events_total',
+      name: 'linkplane_domain_events_total',
       help: 'DOMAINS messages handled by the worker, by result',
       labelNames: ['result'],
       registers: options.registry ? [options.registry] : [],

@@ -68,6 +68,12 @@ export class EventStore {
     return this.collection.find({ published_at: null }).sort({ created_at: 1, _id: 1 }).limit(limit).toArray();
   }
 
+  /** When the oldest row still waiting for the relay was written; null when the outbox is empty. */
+  async oldestUnpublished(): Promise<Date | null> {
+    const [oldest] = await this.collection.find({ published_at: null }, { projection: { created_at: 1 } }).sort({ created_at: 1, _id: 1 }).limit(1).toArray();
+    return oldest?.created_at ?? null;
+  }
+
   async markPublished(ids: string[], at: Date): Promise<void> {
     if (ids.length === 0) return;
     await this.collection.updateMany({ _id: { $in: ids }, published_at: null }, { $set: { published_at: at } });

@@ -1,4 +1,4 @@
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import type { EventDoc, EventStore } from './event.store.ts';
@@ -47,8 +47,24 @@ export class OutboxRelay {
     this.o = options;
     this.batchSize = options.batchSize ?? 200;
     const registers = options.registry ? [options.registry] : [];
-    this.published = new Counter({ name: 'outbox_published_total', help: 'Event rows published to JetStream', registers });
-    this.failures = new Counter({ name: 'outbox_publish_failures_total', help: 'Failed outbox publish attempts', registers });
+    this.published = new Counter({ name: 'linkplane_outbox_published_total', help: 'Event rows published to JetStream', registers });
+    this.failures = new Counter({ name: 'linkplane_outbox_publish_failures_total', help: 'Failed outbox publish attempts', registers });
+    // The backlog's age, not its size, says whether webhooks are late: read from MongoDB at scrape time, so every
+    // worker replica reports it whether or not it holds the relay's lease (alerts take the max).
+    const { events, logger } = options;
+    new Gauge({
+      name: 'linkplane_outbox_oldest_unpublished_age_seconds',
+      help: 'Age of the oldest event row not yet published to JetStream (0 when the outbox is empty), read at scrape time',
+      registers,
+      async collect() {
+        try {
+          const oldest = await events.oldestUnpublished();
+          this.set(oldest === null ? 0 : Math.max(0, (Date.now() - oldest.getTime()) / 1000));
+        } catch (error) {
+          logger.debug({ err: error }, 'outbox backlog age unavailable');
+        }
+      },
+    });
   }
 
   start(): void {

@@ -65,13 +65,13 @@ export class WebhookDelivery {
     this.now = options.now ?? (() => new Date());
     const registers = options.registry ? [options.registry] : [];
     this.total = new Counter({
-      name: 'webhook_deliveries_total',
+      name: 'linkplane_webhook_deliveries_total',
       help: 'Webhook delivery attempts by outcome (succeeded, failed; dropped: endpoint gone or failing) and attempt number',
       labelNames: ['outcome', 'attempt'],
       registers,
     });
     this.duration = new Histogram({
-      name: 'webhook_delivery_duration_seconds',
+      name: 'linkplane_webhook_delivery_duration_seconds',
       help: 'Duration of webhook delivery POSTs, until the answer or the timeout',
       labelNames: ['outcome'],
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],

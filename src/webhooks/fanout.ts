@@ -44,7 +44,7 @@ export class WebhookFanout {
   constructor(options: FanoutOptions) {
     this.o = options;
     this.published = new Counter({
-      name: 'webhook_fanout_deliveries_total',
+      name: 'linkplane_webhook_fanout_deliveries_total',
       help: 'Delivery messages written by the event fan-out',
       labelNames: ['result'],
       registers: options.registry ? [options.registry] : [],

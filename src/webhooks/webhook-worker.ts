@@ -54,7 +54,7 @@ export class WebhookWorker {
     });
     const webhooks = options.webhooks;
     new Gauge({
-      name: 'webhook_endpoints_failing',
+      name: 'linkplane_webhook_endpoints_failing',
       help: 'Webhook endpoints in the failing state (counted at scrape time, across all replicas)',
       registers: [options.registry],
       async collect() {
@@ -62,7 +62,7 @@ export class WebhookWorker {
       },
     });
     this.lag = new Gauge({
-      name: 'webhook_consumer_pending_messages',
+      name: 'linkplane_webhook_consumer_pending_messages',
       help: 'Messages not yet delivered to the webhook consumers (JetStream num_pending), read periodically',
       labelNames: ['consumer'],
       registers: [options.registry],

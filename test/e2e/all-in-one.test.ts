@@ -78,7 +78,7 @@ describe('all-in-one', function () {
     expect(unknown.status).to.equal(404);
     expect(unknown.headers.get('cache-control')).to.equal('no-store');
     expect(await unknown.text()).to.contain('Link not found');
-    expect(await (await fetch(`${workerUrl}/metrics`)).text()).to.contain('outbox_published_total');
+    expect(await (await fetch(`${workerUrl}/metrics`)).text()).to.contain('linkplane_outbox_published_total');
 
     expect(await proc.stop(), 'SIGTERM ends it cleanly').to.equal(0);
     proc = null;

@@ -195,6 +195,21 @@ describe('click capture and ingestion (real NATS, MongoDB protocol)', function (
       expect(publisher.depth()).to.equal(0);
     });
 
+    it('measures how far behind its click each write is (linkplane_click_ingest_lag_seconds)', async () => {
+      const db = aDb();
+      const { nats, store, registry } = await started(db, { batchSize: 10 });
+      const { publisher } = aPublisher(nats);
+      const late = new Date(Date.now() - 90_000).toISOString();
+      for (let i = 0; i < 4; i++) publisher.record(aClick({ slug: `late${i}`, ts: late }));
+      publisher.record(aClick({ slug: 'fresh' }));
+      await until(async () => (await store.clicks.countDocuments()) === 5 || false, 20_000, '5 clicks stored');
+      const values = (await registry.getSingleMetric('linkplane_click_ingest_lag_seconds')!.get()).values as Array<{ metricName?: string; labels: Record<string, unknown>; value: number }>;
+      const bucket = (le: number) => values.find((v) => v.metricName?.endsWith('_bucket') && v.labels.le === le)?.value;
+      expect(bucket(30), 'the fresh click only').to.equal(1);
+      expect(bucket(120), 'and the four 90 s late').to.equal(5);
+      expect(values.find((v) => v.metricName?.endsWith('_sum'))?.value).to.be.within(360, 400);
+    });
+
     it('writes a batch as soon as batchSize clicks are in hand, however few messages carry them', async () => {
       const db = aDb();
       // No timer will flush within the test: only a full batch of clicks can.

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
+import { Registry } from 'prom-client';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { natsPrefix } from '../helpers/env.ts';
 import { OwnNatsServer } from '../helpers/nats-server.ts';
@@ -52,8 +53,8 @@ describe('outbox relay (real nats-server, restarted mid-flow)', function () {
     await mongo.stop();
   });
 
-  function aRelay(): OutboxRelay {
-    const relay = new OutboxRelay({ events, nats, lease: new Lease(client.db(mongo.dbName), 'outbox-relay', 2000), logger, pollMs: 30 });
+  function aRelay(registry?: Registry): OutboxRelay {
+    const relay = new OutboxRelay({ events, nats, lease: new Lease(client.db(mongo.dbName), 'outbox-relay', 2000), logger, pollMs: 30, registry });
     relays.push(relay);
     return relay;
   }
@@ -61,8 +62,15 @@ describe('outbox relay (real nats-server, restarted mid-flow)', function () {
   const append = (n: number, from: number) =>
     Promise.all(Array.from({ length: n }, (_, i) => events.append({ type: 'link.created', workspaceId: 'ws_test', partnerId: null, data: { n: from + i } })));
 
-  it('publishes every row exactly once across a NATS outage', async () => {
-    const relay = aRelay();
+  /** linkplane_outbox_oldest_unpublished_age_seconds as a scrape reads it. */
+  async function backlogAge(registry: Registry): Promise<number> {
+    const metric = await registry.getSingleMetric('linkplane_outbox_oldest_unpublished_age_seconds')!.get();
+    return metric.values[0]!.value;
+  }
+
+  it('publishes every row exactly once across a NATS outage, and reports the age of the rows waiting', async () => {
+    const registry = new Registry();
+    const relay = aRelay(registry);
     relay.start();
     const first = await append(20, 0);
     await until(async () => (await events.unpublished(1)).length === 0, 10_000, 'first rows published');
@@ -71,9 +79,11 @@ describe('outbox relay (real nats-server, restarted mid-flow)', function () {
     const during = await append(30, 20);
     await new Promise((r) => setTimeout(r, 500));
     expect((await events.unpublished(100)).length, 'rows wait in the outbox while NATS is down').to.equal(30);
+    expect(await backlogAge(registry), 'the oldest waiting row is as old as the outage').to.be.within(0.4, 30);
 
     await server.restart();
     await until(async () => (await events.unpublished(1)).length === 0, 30_000, 'rows published after NATS returned');
+    expect(await backlogAge(registry), 'an empty outbox has no backlog').to.equal(0);
     const ids = await streamIds(nats);
     const expected = [...first, ...during].map((e) => e._id);
     expect(ids).to.have.members(expected);

@@ -182,7 +182,7 @@ describe('webhook delivery (real NATS, real receiver, api and worker in process)
     await sleep(300);
     expect(at('/flaky'), 'nothing while failing').to.have.length(6);
     const scrape = () => fetch(`http://127.0.0.1:${worker.port()}/metrics`).then((r) => r.text());
-    expect(await scrape()).to.match(/webhook_endpoints_failing\{[^}]*\} 1\n/);
+    expect(await scrape()).to.match(/linkplane_webhook_endpoints_failing\{[^}]*\} 1\n/);
 
     expect((await call('PATCH', `/webhooks/${flaky.id}`, key, { status: 'active' })).body.status).to.equal('active');
     answer = 200;
@@ -195,10 +195,10 @@ describe('webhook delivery (real NATS, real receiver, api and worker in process)
     expect(first).to.deep.include({ attempt: 1, outcome: 'succeeded', next_retry_at: null });
 
     const metrics = await scrape();
-    expect(metrics).to.match(/webhook_endpoints_failing\{[^}]*\} 0\n/);
-    expect(metrics).to.match(/webhook_deliveries_total\{outcome="failed",attempt="6"[^}]*\} [1-9]/);
-    expect(metrics).to.match(/webhook_delivery_duration_seconds_count\{[^}]*outcome="succeeded"[^}]*\} [1-9]/);
-    expect(metrics).to.match(/webhook_consumer_pending_messages\{consumer="webhook-delivery"/);
+    expect(metrics).to.match(/linkplane_webhook_endpoints_failing\{[^}]*\} 0\n/);
+    expect(metrics).to.match(/linkplane_webhook_deliveries_total\{outcome="failed",attempt="6"[^}]*\} [1-9]/);
+    expect(metrics).to.match(/linkplane_webhook_delivery_duration_seconds_count\{[^}]*outcome="succeeded"[^}]*\} [1-9]/);
+    expect(metrics).to.match(/linkplane_webhook_consumer_pending_messages\{consumer="webhook-delivery"/);
   });
 
   it('counts a 3xx as a failure (the redirect is not followed) and retries it', async () => {
