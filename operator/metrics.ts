@@ -28,6 +28,8 @@ export class OperatorMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [this.registry],
     });
+    // Every result exists from the start at 0, so rates and ratios over it are 0 rather than empty.
+    for (const result of ['success', 'requeue', 'error'] as const) this.duration.zero({ result });
     this.errors = new Counter({
       name: 'linkplane_operator_reconcile_errors_total',
       help: 'Reconciles that failed and were requeued with a rate limit',

@@ -88,6 +88,7 @@ export class DomainEvents {
       labelNames: ['result'],
       registers: options.registry ? [options.registry] : [],
     });
+    for (const result of ['applied', 'ignored', 'unknown_domain', 'malformed']) this.handled.inc({ result }, 0);
     // One message at a time, across replicas too (max_ack_pending 1): transitions are applied in their order.
     this.runner = new PullRunner({
       nats: options.nats,

@@ -20,6 +20,8 @@ export class RedirectMetrics {
       registers: [registry],
     });
     this.outcomes = Object.fromEntries(REDIRECT_OUTCOMES.map((o) => [o, outcomes.labels(o)])) as RedirectMetrics['outcomes'];
+    // Every series exists from the start at 0: a ratio or rate over an outcome never seen yet is 0, not "no data".
+    for (const outcome of REDIRECT_OUTCOMES) outcomes.inc({ outcome }, 0);
     const cache = new Counter({
       name: 'linkplane_redirect_cache_lookups_total',
       help: 'Link resolution cache lookups by result; hit ratio = hit / sum',
@@ -27,6 +29,7 @@ export class RedirectMetrics {
       registers: [registry],
     });
     this.cache = { hit: cache.labels('hit'), miss: cache.labels('miss'), negative_hit: cache.labels('negative_hit') };
+    for (const result of ['hit', 'miss', 'negative_hit']) cache.inc({ result }, 0);
     new Gauge({
       name: 'linkplane_redirect_cache_entries',
       help: 'Links (and remembered misses) held in the resolution cache',

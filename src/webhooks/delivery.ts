@@ -70,6 +70,8 @@ export class WebhookDelivery {
       labelNames: ['outcome', 'attempt'],
       registers,
     });
+    // The first attempt's series exist from the start, so failure ratios read 0 rather than nothing.
+    for (const outcome of ['succeeded', 'failed', 'dropped']) this.total.inc({ outcome, attempt: '1' }, 0);
     this.duration = new Histogram({
       name: 'linkplane_webhook_delivery_duration_seconds',
       help: 'Duration of webhook delivery POSTs, until the answer or the timeout',

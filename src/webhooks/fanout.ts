@@ -49,6 +49,7 @@ export class WebhookFanout {
       labelNames: ['result'],
       registers: options.registry ? [options.registry] : [],
     });
+    for (const result of ['published', 'failed']) this.published.inc({ result }, 0);
     this.runner = new PullRunner({
       nats: options.nats,
       stream: this.stream,
