@@ -3,45 +3,39 @@
 // schema (kubernetes-models) plus the properties the platform relies on (non-root, probes, config keys).
 // Assertions use node:assert: chai ships no type declarations, and these checks must type-check.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadAll } from 'js-yaml';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { Model } from '@kubernetes-models/base';
-import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IContainer } from 'kubernetes-models/v1/Container';
-import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
-import { Ingress, type IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
-import { ConfigMap, type IConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import { Secret, type ISecret } from 'kubernetes-models/v1/Secret';
-import { Service, type IService } from 'kubernetes-models/v1/Service';
-import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
-import { ClusterRole, type IClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
-import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
-import { Role, type IRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
-import { RoleBinding, type IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
+import type { ISecret } from 'kubernetes-models/v1/Secret';
+import type { IService } from 'kubernetes-models/v1/Service';
+import type { IClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
+import type { IRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
+import type { IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import type { IPolicyRule } from 'kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule';
 import { CustomResourceDefinition, type ICustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1/CustomResourceDefinition';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { IServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
-import { ClusterIssuer, type IClusterIssuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1/ClusterIssuer';
-import { helmPath } from '../../scripts/helm.ts';
+import type { IClusterIssuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1/ClusterIssuer';
+import type { IServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
+import { CHART, NAMESPACE, RELEASE, configOf, find, helm, one, render, validate, type HelmResult, type K8sObject } from '../helpers/chart.ts';
 
 // ajv-formats is CommonJS: under Node's ESM loader its function is the default export's `default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv };
-const CHART = path.resolve(import.meta.dirname, '../../charts/linkplane');
 const CRD_FILE = 'domains.linkplane.io.yaml';
 const CRDS = path.resolve(import.meta.dirname, '../../crds');
-const RELEASE = 'lp';
-const NAMESPACE = 'linkplane-test';
 const PROCESSES = { api: 8080, redirect: 8081, worker: 8082 } as const;
 const ALL_FEATURES = [
   'autoscaling.enabled=true',
   'metrics.serviceMonitor.enabled=true',
+  'metrics.prometheusRule.enabled=true',
+  'networkPolicy.enabled=true',
   'ingress.api.enabled=true',
   'ingress.redirect.enabled=true',
   'certManager.clusterIssuer.create=true',
@@ -58,83 +52,6 @@ const CONFIG_KEYS = [
   'DOMAINS_KUBE', 'DOMAIN_NAMESPACE', 'DOMAIN_CNAME_TARGET', 'DOMAIN_A_TARGETS', 'DOMAIN_TXT_PREFIX',
 ];
 const SECRET_KEYS = ['MONGODB_URI', 'SECRET_KEY'];
-
-interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec?: unknown;
-}
-
-// kubernetes-models has no Prometheus Operator types: these are the fields Prometheus needs.
-interface ServiceMonitor extends K8sObject {
-  spec: {
-    selector: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values: string[] }[] };
-    endpoints: { port?: string; path?: string }[];
-  };
-}
-
-// Every kind the chart may render needs a schema check here, so a new template cannot skip validation.
-const MODELS: Record<string, new (data: never) => Model<unknown>> = {
-  'apps/v1/Deployment': Deployment,
-  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
-  'networking.k8s.io/v1/Ingress': Ingress,
-  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
-  'v1/ConfigMap': ConfigMap,
-  'v1/Secret': Secret,
-  'v1/Service': Service,
-  'v1/ServiceAccount': ServiceAccount,
-  'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole,
-  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
-  'rbac.authorization.k8s.io/v1/Role': Role,
-  'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
-  'cert-manager.io/v1/ClusterIssuer': ClusterIssuer,
-};
-
-function validate(object: K8sObject): void {
-  const type = `${object.apiVersion}/${object.kind}`;
-  if (type === 'monitoring.coreos.com/v1/ServiceMonitor') {
-    const { spec } = object as ServiceMonitor;
-    assert.ok(Object.keys(spec.selector.matchLabels ?? {}).length > 0, 'ServiceMonitor selects by labels');
-    assert.ok(spec.endpoints.length > 0, 'ServiceMonitor has endpoints');
-    for (const endpoint of spec.endpoints) assert.match(endpoint.path ?? '', /^\//);
-    return;
-  }
-  const Model = MODELS[type];
-  if (Model === undefined) assert.fail(`no schema check for ${type} ${object.metadata.name}`);
-  new Model(object as never).validate();
-}
-
-interface HelmResult { code: number; stdout: string; stderr: string }
-
-async function helm(...args: string[]): Promise<HelmResult> {
-  const binary = await helmPath();
-  return new Promise((resolve) => {
-    execFile(binary, args, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-async function render(...args: string[]): Promise<K8sObject[]> {
-  const result = await helm('template', RELEASE, CHART, '--namespace', NAMESPACE, ...args);
-  assert.equal(result.code, 0, result.stderr);
-  // Templates that render nothing leave empty documents behind.
-  return loadAll(result.stdout).filter((document): document is K8sObject => document !== null);
-}
-
-// Objects of a kind (and of one process), typed with the kubernetes-models interface the schema check used.
-function find<T>(objects: K8sObject[], kind: string, component?: string): T[] {
-  return objects.filter((o) => o.kind === kind &&
-    (component === undefined || o.metadata.labels?.['app.kubernetes.io/component'] === component)) as T[];
-}
-
-function one<T>(objects: K8sObject[], kind: string, component?: string): T {
-  const found = find<T>(objects, kind, component);
-  assert.equal(found.length, 1, `exactly one ${kind} ${component ?? ''}`);
-  return found[0]!;
-}
 
 function containerOf(objects: K8sObject[], component: string): IContainer {
   const containers = one<IDeployment>(objects, 'Deployment', component).spec!.template.spec!.containers;
@@ -187,10 +104,10 @@ describe('Helm chart charts/linkplane', function () {
       for (const object of [...defaults, ...everything]) validate(object);
     });
 
-    it('are by default the processes and the operator, their Services and PDBs, config, Secret, ServiceAccounts and RBAC', function () {
+    it('are by default the processes and the operator, their Services and PDBs, config, dashboards, Secret, ServiceAccounts and RBAC', function () {
       assert.deepEqual(kinds(defaults), [
         'ClusterRole',
-        'ConfigMap',
+        'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap',
         'Deployment', 'Deployment', 'Deployment', 'Deployment',
         'PodDisruptionBudget', 'PodDisruptionBudget', 'PodDisruptionBudget', 'PodDisruptionBudget',
         'Role', 'Role',
@@ -201,9 +118,12 @@ describe('Helm chart charts/linkplane', function () {
       ]);
     });
 
-    it('add HPAs and Ingresses for api and redirect, a ServiceMonitor, a ClusterIssuer and a cluster-wide binding, when enabled', function () {
+    it('add HPAs and Ingresses for api and redirect, NetworkPolicies, a ServiceMonitor, a PrometheusRule, a ClusterIssuer and a cluster-wide binding, when enabled', function () {
       const added = kinds(everything).filter((kind) => !kinds(defaults).includes(kind));
-      assert.deepEqual(added, ['ClusterIssuer', 'ClusterRoleBinding', 'HorizontalPodAutoscaler', 'HorizontalPodAutoscaler', 'Ingress', 'Ingress', 'ServiceMonitor']);
+      assert.deepEqual(added, [
+        'ClusterIssuer', 'ClusterRoleBinding', 'HorizontalPodAutoscaler', 'HorizontalPodAutoscaler', 'Ingress', 'Ingress',
+        'NetworkPolicy', 'NetworkPolicy', 'NetworkPolicy', 'NetworkPolicy', 'PrometheusRule', 'ServiceMonitor',
+      ]);
       for (const component of ['api', 'redirect']) {
         const deployment = one<IDeployment>(everything, 'Deployment', component);
         const hpa = one<IHorizontalPodAutoscaler>(everything, 'HorizontalPodAutoscaler', component);
@@ -220,13 +140,13 @@ describe('Helm chart charts/linkplane', function () {
     });
 
     it('scrape the three processes and the operator through their Services when the ServiceMonitor is on', function () {
-      const monitor = one<ServiceMonitor>(everything, 'ServiceMonitor');
+      const monitor = one<IServiceMonitor>(everything, 'ServiceMonitor');
       const { matchLabels = {}, matchExpressions = [] } = monitor.spec.selector;
       for (const component of [...Object.keys(PROCESSES), 'operator']) {
         const service = one<IService>(everything, 'Service', component);
         const labels = service.metadata!.labels ?? {};
         assert.partialDeepStrictEqual(labels, matchLabels);
-        for (const { key, values } of matchExpressions) assert.ok(values.includes(labels[key] ?? ''), `${key} of ${component}`);
+        for (const { key, values = [] } of matchExpressions) assert.ok(values.includes(labels[key] ?? ''), `${key} of ${component}`);
         assert.ok(service.spec!.ports!.some((port) => port.name === monitor.spec.endpoints[0]!.port));
       }
     });
@@ -241,10 +161,10 @@ describe('Helm chart charts/linkplane', function () {
           'helm.sh/chart': 'linkplane-0.1.0',
         }, `${object.kind} ${object.metadata.name}`);
       }
-      const perProcess = everything.filter((o) => !['ConfigMap', 'Secret', 'ServiceAccount', 'ServiceMonitor', 'ClusterIssuer'].includes(o.kind));
-      // 3 processes x (Deployment, Service, PDB) + 2 x (HPA, Ingress); the operator's Deployment, Service, PDB,
-      // ClusterRole, binding, lease Role and RoleBinding; the API's Domain Role and RoleBinding.
-      assert.equal(perProcess.length, 3 * 3 + 2 * 2 + 7 + 2);
+      const perProcess = everything.filter((o) => !['ConfigMap', 'Secret', 'ServiceAccount', 'ServiceMonitor', 'PrometheusRule', 'ClusterIssuer'].includes(o.kind));
+      // 3 processes x (Deployment, Service, PDB, NetworkPolicy) + 2 x (HPA, Ingress); the operator's Deployment,
+      // Service, PDB, NetworkPolicy, ClusterRole, binding, lease Role and RoleBinding; the API's Domain Role and RoleBinding.
+      assert.equal(perProcess.length, 3 * 4 + 2 * 2 + 8 + 2);
       for (const object of perProcess) {
         assert.ok(object.metadata.labels?.['app.kubernetes.io/component'], `${object.kind} ${object.metadata.name}`);
       }
@@ -306,7 +226,7 @@ describe('Helm chart charts/linkplane', function () {
 
   describe('configuration', function () {
     it('puts the non-secret settings in the ConfigMap and the secrets in the Secret', function () {
-      const data = one<IConfigMap>(defaults, 'ConfigMap').data ?? {};
+      const data = configOf(defaults).data ?? {};
       assert.deepEqual(Object.keys(data).sort(), [...CONFIG_KEYS].sort());
       assert.partialDeepStrictEqual(data, { MONGODB_DB: 'linkplane', API_PORT: '8080', SHUTDOWN_TIMEOUT_MS: '25000' });
       const secret = one<ISecret>(defaults, 'Secret').data ?? {};
@@ -316,7 +236,7 @@ describe('Helm chart charts/linkplane', function () {
     });
 
     it('hands both to every process', function () {
-      const configMap = one<IConfigMap>(defaults, 'ConfigMap').metadata!.name;
+      const configMap = configOf(defaults).metadata!.name;
       const secret = one<ISecret>(defaults, 'Secret').metadata!.name;
       for (const component of Object.keys(PROCESSES)) {
         const container = containerOf(defaults, component);
@@ -331,7 +251,7 @@ describe('Helm chart charts/linkplane', function () {
     it('adds extra variables to the ConfigMap without large numbers turning into floats', async function () {
       const file = await valuesFile('extra.yaml', 'config:\n  rateLimitPartnerPerMin: 10000000\n  extra:\n    NATS_PREFIX: prod\n');
       const objects = await render('--values', file);
-      assert.partialDeepStrictEqual(one<IConfigMap>(objects, 'ConfigMap').data, {
+      assert.partialDeepStrictEqual(configOf(objects).data, {
         NATS_PREFIX: 'prod', RATE_LIMIT_PARTNER_PER_MIN: '10000000',
       });
     });
@@ -554,7 +474,7 @@ describe('Helm chart charts/linkplane', function () {
         const pod = one<IDeployment>(defaults, 'Deployment', component).spec!.template.spec!;
         assert.deepEqual([pod.serviceAccountName, pod.automountServiceAccountToken], ['lp-linkplane', false]);
       }
-      assert.partialDeepStrictEqual(one<IConfigMap>(defaults, 'ConfigMap').data, {
+      assert.partialDeepStrictEqual(configOf(defaults).data, {
         DOMAINS_KUBE: 'in-cluster', DOMAIN_NAMESPACE: NAMESPACE, DOMAIN_CNAME_TARGET: 'lnk.example.com', DOMAIN_A_TARGETS: '',
       });
     });
@@ -590,7 +510,7 @@ describe('Helm chart charts/linkplane', function () {
       assert.deepEqual(objects.filter((o) => o.kind.startsWith('Role') || o.kind.startsWith('ClusterRole')), []);
       const api = one<IDeployment>(objects, 'Deployment', 'api').spec!.template.spec!;
       assert.deepEqual([api.serviceAccountName, api.automountServiceAccountToken], ['lp-linkplane', false]);
-      assert.equal(one<IConfigMap>(objects, 'ConfigMap').data?.DOMAINS_KUBE, 'off');
+      assert.equal(configOf(objects).data?.DOMAINS_KUBE, 'off');
     });
 
     it('refuses domains without a CNAME or A target to give customers', async function () {

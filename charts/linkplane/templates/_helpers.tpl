@@ -117,3 +117,60 @@ id and cookie. Only a first install generates one. `helm template` has no cluste
 {{- define "linkplane.operatorLeaseName" -}}
 {{- default (printf "%s-operator" (include "linkplane.fullname" .) | trunc 63 | trimSuffix "-") .Values.operator.leaseName -}}
 {{- end -}}
+
+{{/*
+topologySpreadConstraints of one component's pods (context: dict "root" $ "component" name), one constraint per
+topologySpread.topologyKeys entry; nothing when topologySpread.enabled is false.
+*/}}
+{{- define "linkplane.topologySpread" -}}
+{{- $spread := .root.Values.topologySpread -}}
+{{- if $spread.enabled }}
+topologySpreadConstraints:
+{{- range $key := $spread.topologyKeys }}
+  - maxSkew: {{ $spread.maxSkew }}
+    topologyKey: {{ $key }}
+    whenUnsatisfiable: {{ $spread.whenUnsatisfiable }}
+    labelSelector:
+      matchLabels:
+        {{- include "linkplane.componentSelectorLabels" $ | nindent 8 }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+Whether a Prometheus Operator object is rendered: "auto" follows the cluster (the kind is served), else the
+boolean given. Usage: include "linkplane.monitoringEnabled" (list $ .Values.metrics.prometheusRule.enabled "PrometheusRule")
+*/}}
+{{- define "linkplane.monitoringEnabled" -}}
+{{- $root := index . 0 -}}
+{{- $enabled := index . 1 -}}
+{{- $kind := index . 2 -}}
+{{- if eq (toString $enabled) "auto" -}}
+{{- if $root.Capabilities.APIVersions.Has (printf "monitoring.coreos.com/v1/%s" $kind) -}}true{{- end -}}
+{{- else if $enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* The env entry of MONGODB_URI: from externalMongodb.existingSecret, else from the release's Secret. */}}
+{{- define "linkplane.mongodbUriEnv" -}}
+- name: MONGODB_URI
+  valueFrom:
+    secretKeyRef:
+      {{- if .Values.externalMongodb.existingSecret }}
+      name: {{ .Values.externalMongodb.existingSecret }}
+      key: {{ .Values.externalMongodb.uriKey }}
+      {{- else }}
+      name: {{ include "linkplane.secretName" . }}
+      key: MONGODB_URI
+      {{- end }}
+{{- end -}}
+
+{{/* The env entry of NATS_URL when it comes from a Secret (externalNats.existingSecret); it wins over the ConfigMap. */}}
+{{- define "linkplane.natsUrlEnv" -}}
+{{- if .Values.externalNats.existingSecret -}}
+- name: NATS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.externalNats.existingSecret }}
+      key: {{ .Values.externalNats.urlKey }}
+{{- end -}}
+{{- end -}}
