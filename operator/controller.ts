@@ -112,6 +112,16 @@ export class DomainController {
     return counts;
   }
 
+  /** When each issued Certificate of ours expires (cert-manager's status.notAfter), in Unix seconds. */
+  certificateExpiries(): number[] {
+    const out: number[] = [];
+    for (const certificate of this.certificates.list()) {
+      const notAfter = Date.parse(certificate.status?.notAfter ?? '');
+      if (Number.isFinite(notAfter)) out.push(notAfter / 1000);
+    }
+    return out;
+  }
+
   async stop(): Promise<void> {
     this.started = false;
     if (this.resyncTimer) clearInterval(this.resyncTimer);

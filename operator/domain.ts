@@ -104,7 +104,8 @@ export interface Certificate {
     dnsNames: string[];
     issuerRef: IssuerRef;
   };
-  status?: { conditions?: CertificateCondition[]; lastFailureTime?: string };
+  /** cert-manager's status; notAfter is when the issued certificate expires (RFC 3339). */
+  status?: { conditions?: CertificateCondition[]; lastFailureTime?: string; notAfter?: string };
 }
 
 export interface Ingress {

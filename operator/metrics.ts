@@ -1,7 +1,7 @@
 // The operator's metrics and its small HTTP server: /metrics (Prometheus), /healthz (alive), /readyz (caches
 // synced and NATS connected).
 import { createServer } from 'node:http';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Phase } from './domain.ts';
 
 const PHASES: readonly Phase[] = ['PendingVerification', 'PendingSSL', 'Active', 'Error'];
@@ -12,6 +12,34 @@ export interface OperatorMetricsSources {
   /** Domains per phase, counted from the informer cache when scraped. */
   phases: () => ReadonlyMap<Phase, number>;
   isLeader: () => boolean;
+  /** Expiry (Unix seconds) of every issued Certificate the operator owns. */
+  certificateExpiries?: () => number[];
+}
+
+/**
+ * `linkplane_operator_certificate_earliest_expiry_timestamp_seconds`: when the first of the custom-domain
+ * certificates expires. One series, not one per certificate: host names would make the label unbounded (the
+ * runbook lists the certificates). No sample at all while no certificate is issued, so an alert on it cannot
+ * mistake "none yet" for "expired in 1970".
+ */
+class EarliestExpiry {
+  readonly name = 'linkplane_operator_certificate_earliest_expiry_timestamp_seconds';
+  readonly help = 'When the earliest-expiring issued custom-domain Certificate expires (Unix seconds); absent while none is issued';
+  readonly type = 'gauge';
+  readonly aggregator = 'omit';
+  private readonly expiries: () => number[];
+
+  constructor(expiries: () => number[]) {
+    this.expiries = expiries;
+  }
+
+  get(): Promise<MetricObjectWithValues<MetricValue<string>>> {
+    const all = this.expiries();
+    const values = all.length === 0 ? [] : [{ labels: {}, value: Math.min(...all) }];
+    return Promise.resolve({ name: this.name, help: this.help, type: 'gauge' as never, aggregator: 'omit', collect: () => undefined, values });
+  }
+
+  reset(): void {}
 }
 
 export class OperatorMetrics {
@@ -20,7 +48,12 @@ export class OperatorMetrics {
   private readonly errors: Counter;
 
   constructor(sources: OperatorMetricsSources, options: { defaultMetrics?: boolean } = {}) {
-    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    if (options.defaultMetrics !== false) {
+      collectDefaultMetrics({ register: this.registry });
+      // prom-client's totals of the per-type nodejs_active_* gauges are gauges named like counters, which promtool
+      // check metrics refuses; the per-type gauges stay (as in the other processes).
+      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
+    }
     this.duration = new Histogram({
       name: 'linkplane_operator_reconcile_duration_seconds',
       help: 'Duration of a Domain reconcile, by result',
@@ -45,6 +78,7 @@ export class OperatorMetrics {
         for (const phase of PHASES) this.set({ phase }, counts.get(phase) ?? 0);
       },
     });
+    if (sources.certificateExpiries) this.registry.registerMetric(new EarliestExpiry(sources.certificateExpiries) as never);
     new Gauge({
       name: 'linkplane_operator_leader',
       help: '1 when this replica holds the Lease and acts, else 0',

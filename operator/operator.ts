@@ -46,7 +46,11 @@ export function buildOperator(deps: OperatorDeps): Operator {
   const unguarded = new KubeClient(deps.kubeConfig, { identity: config.identity });
   const kube = unguarded.withWriteGuard(isLeader);
   let controller: DomainController | null = null;
-  const metrics = new OperatorMetrics({ phases: () => controller?.phaseCounts() ?? new Map(), isLeader }, { defaultMetrics: deps.serveOps !== false });
+  const metrics = new OperatorMetrics({
+    phases: () => controller?.phaseCounts() ?? new Map(),
+    isLeader,
+    certificateExpiries: () => controller?.certificateExpiries() ?? [],
+  }, { defaultMetrics: deps.serveOps !== false });
   controller = new DomainController({
     kube,
     dns: deps.dns ?? new DnsChecker({ servers: config.dns.resolvers, targets: config.dns }),

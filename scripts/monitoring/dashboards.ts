@@ -195,6 +195,8 @@ const domains: DashboardSpec = {
           t(`max by (phase) (linkplane_operator_domains{${S}})`, '{{phase}}')),
         ts('Phases over time', 'short', 'Domain objects per phase.',
           t(`max by (phase) (linkplane_operator_domains{${S}})`, '{{phase}}')),
+        stat('Earliest certificate expiry', 's', 'Time left until the first custom-domain certificate expires (cert-manager renews 30 days ahead).',
+          t(`min(linkplane_operator_certificate_earliest_expiry_timestamp_seconds{${S}}) - time()`, 'time left')),
         ts('Domain events handled', 'ops', 'DOMAINS messages applied by the worker, by result.',
           t(`sum by (result) (rate(linkplane_domain_events_total{${S}}[${RATE}])) or vector(0)`, '{{result}}')),
       ],

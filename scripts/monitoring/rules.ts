@@ -223,6 +223,14 @@ function operationalRules(): RuleGroup[] {
       summary: 'Custom domains are stuck in Error',
       description: 'In namespace {{ $labels.namespace }}, {{ $value }} Domain objects have been in phase Error for 30 minutes: their short links are not served on them.',
     }),
+    ...(['warning', 'critical'] as const).map((severity) => alert({
+      alert: 'LinkplaneCertificateExpiringSoon',
+      expr: `min by (namespace) (linkplane_operator_certificate_earliest_expiry_timestamp_seconds) - time() < ${severity === 'critical' ? 3 : 14} * 86400`,
+      for: severity === 'critical' ? '10m' : '1h',
+      labels: { severity },
+      summary: 'A custom-domain certificate expires soon',
+      description: `In namespace {{ $labels.namespace }}, a custom-domain certificate expires in {{ $value | humanizeDuration }} (threshold ${severity === 'critical' ? 3 : 14} days): cert-manager has not renewed it.`,
+    })),
     alert({
       alert: 'LinkplaneOperatorNoLeader',
       expr: 'max by (namespace) (linkplane_operator_leader) < 1',

@@ -1,7 +1,7 @@
 // The monitoring, proven against a real Prometheus: it scrapes real api, redirect, worker and operator processes
 // (own temp dir, free port, 1 s scrape and evaluation intervals) with the chart's rule file loaded. After real
 // traffic (redirects, 404s, API calls, webhook deliveries to a receiver that always fails, a domain whose DNS never
-// verifies), every recording rule and every dashboard panel query must return data, the alerts that traffic
+// verifies, a certificate two days from expiry), every recording rule and every dashboard panel query must return data, the alerts that traffic
 // deserves must go pending or firing and the SLO alerts must stay silent. Every /metrics passes
 // `promtool check metrics`, carries no unbounded label values, and every metric a rule or dashboard names exists.
 import { expect } from 'chai';
@@ -22,6 +22,8 @@ import { DASHBOARDS, grafanaJson } from '../../scripts/monitoring/dashboards.ts'
 import { labelValuesMetric, metricNames } from '../../scripts/monitoring/promql.ts';
 
 const NAMESPACE = 'linkplane-e2e';
+const GOOD_HOST = 'links.good.test';
+const TOKEN = 'lp-verify-0123456789abcdef';
 
 interface RuleFile { groups: Array<{ name: string; rules: Array<{ record?: string; alert?: string; expr: string }> }> }
 interface GrafanaTarget { expr: string }
@@ -66,9 +68,25 @@ describe('monitoring against a real Prometheus (api, redirect, worker, operator)
     // A webhook receiver that always fails: every delivery and retry is a failure.
     receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(500).end('down')));
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    // A DNS server that knows no name: the operator's domain never verifies and goes to Error.
+    // A DNS server that knows one customer's records: that domain verifies and gets a Certificate; any other
+    // never verifies and goes to Error.
     const dnsPort = await freePort();
-    dns = dns2.createServer({ udp: true, handle: (request, send) => void send(dns2.Packet.createResponseFromRequest(request)) });
+    const { Packet } = dns2;
+    dns = dns2.createServer({
+      udp: true,
+      handle: (request, send) => {
+        const response = Packet.createResponseFromRequest(request);
+        for (const question of request.questions) {
+          if (question.name.toLowerCase() === `_linkplane.${GOOD_HOST}` && question.type === Packet.TYPE.TXT) {
+            response.answers.push(Packet.createResourceFromQuestion(question, { type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data: `linkplane-verify=${TOKEN}` }));
+          }
+          if (question.name.toLowerCase() === GOOD_HOST && question.type === Packet.TYPE.CNAME) {
+            response.answers.push(Packet.createResourceFromQuestion(question, { type: Packet.TYPE.CNAME, class: Packet.CLASS.IN, ttl: 1, domain: 'ingress.linkplane.test' }));
+          }
+        }
+        void send(response);
+      },
+    });
     await dns.listen({ udp: { port: dnsPort, address: '127.0.0.1' } });
     kube = await startKubeApiServer();
 
@@ -139,11 +157,19 @@ describe('monitoring against a real Prometheus (api, redirect, worker, operator)
       await call('GET', '/v1/links');
       await new Promise((resolve) => setTimeout(resolve, 600));
     }
-    kube.create('Domain', {
-      apiVersion: 'linkplane.io/v1alpha1',
-      kind: 'Domain',
-      metadata: { name: 'links.broken.test', namespace: NAMESPACE },
-      spec: { hostname: 'links.broken.test', tenant: workspace._id, domainId: 'dom_broken', verificationToken: 'lp-verify-0123456789abcdef' },
+    for (const [hostname, domainId] of [['links.broken.test', 'dom_broken'], [GOOD_HOST, 'dom_good']] as const) {
+      kube.create('Domain', {
+        apiVersion: 'linkplane.io/v1alpha1',
+        kind: 'Domain',
+        metadata: { name: hostname, namespace: NAMESPACE },
+        spec: { hostname, tenant: workspace._id, domainId, verificationToken: TOKEN },
+      });
+    }
+    // Playing cert-manager: the good domain's Certificate is issued, and expires in two days.
+    const certificate = await until(() => kube.list('Certificate', NAMESPACE)[0] ?? false, 20_000, 'the operator creates a Certificate');
+    kube.patchStatus('Certificate', NAMESPACE, certificate.metadata!.name!, {
+      notAfter: new Date(Date.now() + 2 * 86_400_000).toISOString(),
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired' }],
     });
     // Prometheus needs two scrapes after the traffic for rates: wait until it has seen the failed deliveries.
     await until(async () => (await prometheus.query('linkplane:webhook_delivery_failures:ratio_rate5m > 0')).length > 0 || false, 30_000, 'webhook failures seen by Prometheus')
@@ -185,7 +211,7 @@ describe('monitoring against a real Prometheus (api, redirect, worker, operator)
     for (const [name, text] of scrapes) {
       for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))) {
         const labels = /\{(.*)\}/.exec(line)?.[1] ?? '';
-        expect(labels, `${name}: ${line}`).not.to.match(/"(lnk|ws|wh|evt|dlv|dom|key|ptr)_|https?:|example\.com|no-such-slug/);
+        expect(labels, `${name}: ${line}`).not.to.match(/"(lnk|ws|wh|evt|dlv|dom|key|ptr)_|https?:|example\.com|no-such-slug|(good|broken)\.test/);
       }
     }
   });
@@ -249,7 +275,7 @@ describe('monitoring against a real Prometheus (api, redirect, worker, operator)
   });
 
   it('raises the alerts the traffic deserves (pending or firing) and keeps the SLO alerts silent', async function () {
-    const expected = ['LinkplaneWebhookDeliveryFailures', 'LinkplaneWebhookEndpointsFailing', 'LinkplaneDomainsInError'];
+    const expected = ['LinkplaneWebhookDeliveryFailures', 'LinkplaneWebhookEndpointsFailing', 'LinkplaneDomainsInError', 'LinkplaneCertificateExpiringSoon'];
     const active = await until(async () => {
       const alerts = await prometheus.alerts();
       return expected.every((name) => alerts.some((a) => a.labels.alertname === name)) ? alerts : false;
