@@ -217,6 +217,25 @@ describe('Helm chart values matrix (charts/linkplane/ci)', function () {
     });
   });
 
+  it("renders the README's copy-paste helm install, and lints it strictly", async () => {
+    const readme = await readFile(path.resolve(CHART, '../../README.md'), 'utf8');
+    const command = /^helm install linkplane \.\/charts\/linkplane[^`]*?[^\\]\n/m.exec(readme)?.[0];
+    assert.ok(command, 'the README has a helm install command');
+    // Shell words: line continuations joined, single quotes removed (the command uses no other quoting).
+    const words = command.replace(/\\\n/g, ' ').trim().split(/\s+/).map((w) => w.replace(/^'(.*)'$/, '$1'));
+    const [, , release, chart, ...args] = words;
+    assert.equal(chart, './charts/linkplane');
+    const objects = await render(...args.filter((a, i) => !(a === '--namespace' || args[i - 1] === '--namespace')), ...PROMETHEUS_OPERATOR);
+    for (const object of objects) validate(object);
+    assert.ok(release);
+    assert.deepEqual(envOf(objects, 'api').MONGODB_URI, { secretKeyRef: { name: 'linkplane-mongodb', key: 'MONGODB_URI' } });
+    assert.deepEqual(envOf(objects, 'worker').NATS_URL, { secretKeyRef: { name: 'linkplane-nats', key: 'NATS_URL' } });
+    assert.equal(find(objects, 'Ingress').length, 2);
+    assert.equal(one<K8sObject>(objects, 'ClusterIssuer').metadata.name, 'letsencrypt');
+    const lint = await helm('lint', '--strict', CHART, ...args.filter((a, i) => !(a === '--namespace' || args[i - 1] === '--namespace')));
+    assert.equal(lint.code, 0, lint.stdout + lint.stderr);
+  });
+
   describe('values.schema.json', () => {
     async function renderWith(name: string, values: string) {
       const file = path.join(directory, name);
