@@ -38,8 +38,8 @@ export class BillingJobs {
   constructor(deps: BillingJobsDeps) {
     this.d = deps;
     const registers = deps.registry ? [deps.registry] : [];
-    this.suspended = new Counter({ name: 'billing_dunning_suspensions_total', help: 'Clients suspended because their grace period ran out', registers });
-    this.payoutsComputed = new Counter({ name: 'billing_payouts_computed_total', help: 'Payouts computed for closed periods', registers });
+    this.suspended = new Counter({ name: 'linkplane_billing_dunning_suspensions_total', help: 'Clients suspended because their grace period ran out', registers });
+    this.payoutsComputed = new Counter({ name: 'linkplane_billing_payouts_computed_total', help: 'Payouts computed for closed periods', registers });
   }
 
   start(): void {
