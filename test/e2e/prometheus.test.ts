@@ -207,6 +207,21 @@ describe('monitoring against a real Prometheus (api, redirect, worker, operator)
     }
   });
 
+  it('names every metric and label the Prometheus way: our own families under linkplane_, snake_case labels', function () {
+    for (const [name, text] of scrapes) {
+      for (const [, family, type] of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+        expect(family, `${name}: ${family}`).to.match(/^(linkplane_[a-z0-9_]+|process_[a-z0-9_]+|nodejs_[a-z0-9_]+|http_request_duration_seconds)$/);
+        if (type === 'counter') expect(family, `${name}: counter ${family}`).to.match(/_total$/);
+        if (type === 'histogram') expect(family, `${name}: histogram ${family}`).to.match(/_(seconds|bytes)$/);
+      }
+      for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))) {
+        for (const [, label] of (/\{(.*)\}/.exec(line)?.[1] ?? '').matchAll(/([^=,]+)="(?:[^"\\]|\\.)*"/g)) {
+          expect(label, `${name}: ${line}`).to.match(/^[a-z][a-z0-9_]*$/);
+        }
+      }
+    }
+  });
+
   it('labels no series with an id, a URL, a host name or a raw path (bounded cardinality)', function () {
     for (const [name, text] of scrapes) {
       for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))) {
