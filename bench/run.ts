@@ -5,6 +5,7 @@ import { foundationBench } from './foundation.bench.ts';
 import { linksBench } from './links.bench.ts';
 import { webhooksBench } from './webhooks.bench.ts';
 import { redirectBench } from './redirect.bench.ts';
+import { partnerBench } from './partner.bench.ts';
 
 const options = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
@@ -17,6 +18,7 @@ const benches: Record<string, (o: typeof options) => Promise<Record<string, unkn
   links: linksBench,
   webhooks: webhooksBench,
   redirect: redirectBench,
+  partner: partnerBench,
 };
 const only = process.argv[2];
 mkdirSync('bench/results', { recursive: true });

@@ -3,8 +3,10 @@ import { createServer } from 'node:http';
 
 // The same bytes our api answers (the bench passes them in), so every server does the same output work.
 const body = process.env.BODY ?? '{}';
+// The path answered (query string ignored); the foundation bench's `/v1/key` unless ROUTE says otherwise.
+const route = process.env.ROUTE ?? '/v1/key';
 createServer((req, res) => {
-  if (req.url === '/v1/key') {
+  if ((req.url ?? '').split('?')[0] === route) {
     res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
     return;

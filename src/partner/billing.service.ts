@@ -221,7 +221,7 @@ export class BillingService {
     const paidAt = new Date((integer(transitions?.paid_at) ?? created) * 1000);
     let outcome = 'applied';
     if (gross > 0 && currency !== null && /^[A-Z]{3}$/.test(currency)) {
-      const existing = invoiceId ? await this.d.ledger.payments.findOne({ partner_id: partner._id, 'external.invoice_id': invoiceId }, { session }) : null;
+      const existing = invoiceId ? await this.d.ledger.payments.findOne({ 'external.invoice_id': invoiceId, partner_id: partner._id }, { session }) : null;
       if (existing) outcome = 'applied: payment already recorded';
       else {
         const fee = statedFee(invoice) ?? estimateProcessorFee(gross, partner.processor_fee ?? DEFAULT_PROCESSOR_FEE);
@@ -247,7 +247,7 @@ export class BillingService {
     const client = await this.clientFor(partner, invoice, session);
     if (!client) return { outcome: `ignored: no client with billing customer id ${idOf(invoice.customer) ?? '(none)'}`, applied: [] };
     const invoiceId = idOf(invoice.id);
-    if (invoiceId && (await this.d.ledger.payments.findOne({ partner_id: partner._id, 'external.invoice_id': invoiceId }, { session, projection: { _id: 1 } }))) {
+    if (invoiceId && (await this.d.ledger.payments.findOne({ 'external.invoice_id': invoiceId, partner_id: partner._id }, { session, projection: { _id: 1 } }))) {
       return { outcome: 'ignored: the invoice is already paid', applied: [] };
     }
     const applied = await this.d.subscriptions.apply(client, partner, { kind: 'payment_failed' }, session, {

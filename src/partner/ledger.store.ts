@@ -113,7 +113,9 @@ export class LedgerStore {
         { key: { partner_id: 1, period: 1, paid_at: -1, _id: -1 }, name: 'partner_period' },
         // One payment per processor invoice (invoice.paid and a retry of it, or invoice.payment_succeeded).
         { key: { partner_id: 1, 'external.invoice_id': 1 }, name: 'partner_invoice', unique: true, partialFilterExpression: { 'external.invoice_id': { $type: 'string' } } },
-        { key: { partner_id: 1, 'external.charge_id': 1 }, name: 'partner_charge' },
+        // Plain (not partial) lookups by processor ids: every store's planner can use them.
+        { key: { 'external.invoice_id': 1, partner_id: 1 }, name: 'invoice_lookup' },
+        { key: { 'external.charge_id': 1, partner_id: 1 }, name: 'charge_lookup' },
         // A payment recorded by hand carries the partner's own reference, once.
         { key: { partner_id: 1, 'external.reference': 1 }, name: 'partner_reference', unique: true, partialFilterExpression: { 'external.reference': { $type: 'string' } } },
         // The payout job: shares not yet paid out.
@@ -148,12 +150,10 @@ export class LedgerStore {
     return this.payments.findOne({ _id: id, partner_id: partnerId }, session ? { session } : {});
   }
 
-  /** The payment of a processor invoice, or of a charge when the refund names no invoice. */
-  findByExternal(partnerId: string, ids: { invoiceId: string | null; chargeId: string | null }, session: ClientSession): Promise<PaymentDoc | null> {
-    const or: Filter<PaymentDoc>[] = [];
-    if (ids.invoiceId) or.push({ 'external.invoice_id': ids.invoiceId });
-    if (ids.chargeId) or.push({ 'external.charge_id': ids.chargeId });
-    if (or.length === 0) return Promise.resolve(null);
-    return this.payments.findOne({ partner_id: partnerId, $or: or }, { session });
+  /** The payment of a processor invoice, or of a charge when the refund names no invoice (two lookups, each indexed). */
+  async findByExternal(partnerId: string, ids: { invoiceId: string | null; chargeId: string | null }, session: ClientSession): Promise<PaymentDoc | null> {
+    const byInvoice = ids.invoiceId ? await this.payments.findOne({ 'external.invoice_id': ids.invoiceId, partner_id: partnerId }, { session }) : null;
+    if (byInvoice || !ids.chargeId) return byInvoice;
+    return this.payments.findOne({ 'external.charge_id': ids.chargeId, partner_id: partnerId }, { session });
   }
 }

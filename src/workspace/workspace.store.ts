@@ -48,6 +48,8 @@ export class WorkspaceStore {
         unique: true,
         partialFilterExpression: { billing_customer_id: { $type: 'string' } },
       },
+      // The same lookup for stores whose planner does not use partial indexes.
+      { key: { billing_customer_id: 1, partner_id: 1 }, name: 'billing_customer_lookup' },
       // The dunning sweep: past_due clients whose grace may have run out.
       { key: { 'subscription.state': 1, 'subscription.past_due_since': 1 }, name: 'dunning' },
     ]);
