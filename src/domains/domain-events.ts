@@ -131,6 +131,7 @@ export class DomainEvents {
       updated_at: new Date(),
       ...(status === 'active' ? { activated_at: at } : {}),
     };
+    // A partner domain's tenant is the partner: its events go to the partner's endpoints only.
     const workspace = await this.o.workspaces.findById(message.tenant);
     const doc = await inTransaction(this.o.client, async (session): Promise<DomainDoc | null> => {
       const updated = await this.o.domains.applyTransition(message.tenant, message.domain_id, change, session);
@@ -138,8 +139,8 @@ export class DomainEvents {
       await this.o.events.append(
         {
           type,
-          workspaceId: message.tenant,
-          partnerId: workspace?.partner_id ?? null,
+          workspaceId: updated.owner_kind === 'partner' ? null : message.tenant,
+          partnerId: updated.owner_kind === 'partner' ? message.tenant : (workspace?.partner_id ?? null),
           data: { id: updated._id, hostname: updated.hostname, status, ...(error ?? {}) },
         },
         session,

@@ -57,6 +57,9 @@ export const DomainSchema = Type.Object(
     hostname: Type.String({ description: 'Punycode, lower case' }),
     status: Type.Unsafe<DomainStatus>({ type: 'string', enum: [...DOMAIN_STATUSES], description: DOMAIN_STATUS_DESCRIPTION }),
     default: Type.Boolean({ description: 'True only for the platform short domain, which every workspace can use and nobody can delete' }),
+    partner_domain: Type.Optional(
+      Type.Boolean({ description: "Present and true on a domain of the workspace's partner: its links may use it; the partner manages it (/partner/domains)" }),
+    ),
     records: Type.Array(DnsRecordSchema, {
       description:
         'The DNS records to set at the DNS provider: a TXT record proving ownership, then a CNAME to our ingress for a ' +

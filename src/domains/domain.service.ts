@@ -80,12 +80,23 @@ export class DomainService {
    */
   async create(principal: WorkspacePrincipal, input: DomainCreate): Promise<Domain> {
     if (!principal.plan.capabilities.includes(CUSTOM_DOMAINS)) throw new PlanRestrictedError(CUSTOM_DOMAINS, principal.plan.id);
+    return this.connect(principal.workspace._id, principal.plan.limits.domains, input, null);
+  }
+
+  /**
+   * A partner domain: owned by the partner (its id is the tenant of the record and of the `Domain` object), usable
+   * by the links of every client of the partner, provisioned by the same operator. `plan`: the partner's platform plan.
+   */
+  async createForPartner(partnerId: string, plan: { id: string; capabilities: readonly string[]; limits: { domains: number } }, input: DomainCreate): Promise<Domain> {
+    if (!plan.capabilities.includes(CUSTOM_DOMAINS)) throw new PlanRestrictedError(CUSTOM_DOMAINS, plan.id);
+    return this.connect(partnerId, plan.limits.domains, input, 'partner');
+  }
+
+  private async connect(workspaceId: string, limit: number, input: DomainCreate, ownerKind: 'partner' | null): Promise<Domain> {
     // The hostname is checked first: a malformed one is 422 whether or not a cluster is configured.
     const name = normaliseHostname(input.hostname, this.d.policy);
     const kube = this.d.kube;
     if (!kube) throw new NotConfiguredError('Custom domains (a Kubernetes cluster running the Linkplane operator)');
-    const workspaceId = principal.workspace._id;
-    const limit = principal.plan.limits.domains;
     // Checked before writing for a clean refusal, and again after: two concurrent creates at the limit cannot both stay.
     if ((await this.d.domains.count(workspaceId)) >= limit) throw new QuotaExceededError('domains', limit);
 
@@ -94,6 +105,7 @@ export class DomainService {
     const doc: DomainDoc = {
       _id: newId('dom'),
       workspace_id: workspaceId,
+      ...(ownerKind ? { owner_kind: ownerKind } : {}),
       hostname: name.hostname,
       status: 'pending_verification',
       verification_token: token,
@@ -119,9 +131,29 @@ export class DomainService {
     return view(doc);
   }
 
+  /** The default domain, the workspace's own, then its partner's (usable by its links, managed by the partner). */
   async list(principal: WorkspacePrincipal): Promise<DomainList> {
-    const docs = await this.d.domains.list(principal.workspace._id);
-    return { data: [this.defaultView(), ...docs.map(view)], pagination: { next_cursor: null, has_more: false } };
+    const partnerId = principal.workspace.partner_id;
+    const [docs, shared] = await Promise.all([this.d.domains.list(principal.workspace._id), partnerId ? this.d.domains.list(partnerId) : []]);
+    return { data: [this.defaultView(), ...docs.map(view), ...shared.map(view)], pagination: { next_cursor: null, has_more: false } };
+  }
+
+  /** A partner's own domains and every domain of its clients, oldest first (a single page). */
+  async listForPartner(partnerId: string, clientIds: readonly string[]): Promise<Array<DomainDoc>> {
+    return this.d.domains.listOf([partnerId, ...clientIds]);
+  }
+
+  async getForPartner(partnerId: string, id: string): Promise<DomainDoc> {
+    const doc = await this.d.domains.findById(partnerId, id);
+    if (!doc) throw new NotFoundError('domain');
+    return doc;
+  }
+
+  async deleteForPartner(partnerId: string, id: string): Promise<void> {
+    const doc = await this.getForPartner(partnerId, id);
+    await this.d.kube?.delete(doc.hostname, doc._id);
+    if (!(await this.d.domains.delete(partnerId, id))) throw new NotFoundError('domain');
+    await this.d.bus?.publish({ kind: 'domain', id, keys: [doc.hostname] });
   }
 
   async get(principal: WorkspacePrincipal, id: string): Promise<Domain> {
@@ -191,6 +223,7 @@ export function view(doc: DomainDoc): Domain {
     hostname: doc.hostname,
     status: doc.status,
     default: false,
+    ...(doc.owner_kind === 'partner' ? { partner_domain: true } : {}),
     records: doc.records,
     error: doc.error,
     created_at: doc.created_at.toISOString(),

@@ -4,7 +4,10 @@ import type { DnsRecord, DomainStatus } from './domain.schemas.ts';
 
 export interface DomainDoc {
   _id: string;
+  /** The tenant owning it: a workspace id, or a partner id for a partner domain (`owner_kind: 'partner'`). */
   workspace_id: string;
+  /** `partner`: owned by a partner, usable by every client workspace of that partner; absent: a workspace's. */
+  owner_kind?: 'partner';
   /** Punycode, lower case; unique across every workspace. */
   hostname: string;
   status: DomainStatus;
@@ -49,6 +52,11 @@ export class DomainStore {
 
   list(workspaceId: string): Promise<DomainDoc[]> {
     return this.collection.find({ workspace_id: workspaceId }).sort({ created_at: 1, _id: 1 }).toArray();
+  }
+
+  /** Every domain of these tenants (a partner and its clients), oldest first. */
+  listOf(tenantIds: readonly string[]): Promise<DomainDoc[]> {
+    return this.collection.find({ workspace_id: { $in: [...tenantIds] } }).sort({ created_at: 1, _id: 1 }).toArray();
   }
 
   count(workspaceId: string): Promise<number> {

@@ -28,12 +28,19 @@ export class DomainDirectory {
     return this.defaultDomain;
   }
 
+  /** The domain when the workspace may use it: its own, or one of its partner's (a partner domain). */
   async resolve(workspaceId: string, domainId: string | undefined): Promise<ResolvedDomain | null> {
     if (domainId === undefined || domainId === DEFAULT_DOMAIN_ID) return this.defaultDomain;
     const doc = await this.db
-      .collection<{ _id: string; workspace_id: string; hostname: string; status: string }>('domains')
-      .findOne({ _id: domainId, workspace_id: workspaceId, status: 'active' });
-    return doc ? { id: doc._id, hostname: doc.hostname, baseUrl: `https://${doc.hostname}` } : null;
+      .collection<{ _id: string; workspace_id: string; owner_kind?: string; hostname: string; status: string }>('domains')
+      .findOne({ _id: domainId, status: 'active' });
+    if (!doc) return null;
+    if (doc.workspace_id !== workspaceId) {
+      if (doc.owner_kind !== 'partner') return null;
+      const ws = await this.db.collection<{ _id: string; partner_id: string | null }>('workspaces').findOne({ _id: workspaceId }, { projection: { partner_id: 1 } });
+      if (ws?.partner_id !== doc.workspace_id) return null;
+    }
+    return { id: doc._id, hostname: doc.hostname, baseUrl: `https://${doc.hostname}` };
   }
 
   /** True when the URL's host is one of our short domains (default or any custom one, of any workspace). */

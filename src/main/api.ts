@@ -24,6 +24,7 @@ import { BillingService } from '../partner/billing.service.ts';
 import { billingRoutes, BILLING_INGEST_PREFIX } from '../partner/billing.routes.ts';
 import { refuseInactiveWrites } from '../partner/inactive-guard.ts';
 import { PARTNER_EVENT_PAYLOADS } from '../partner/event-payloads.ts';
+import { partnerDomainRoutes } from '../partner/partner-domain.routes.ts';
 import { keyRoutes } from '../keys/key.routes.ts';
 import { DomainDirectory } from '../links/domains.ts';
 import { LinkService } from '../links/link.service.ts';
@@ -198,6 +199,7 @@ export function buildApi(infra: Infra): ApiService {
     ...partnerRoutes(partners),
     ...billingRoutes(billing),
     ...reportRoutes(reports, { trustedProxyHops: config.redirect.trustedProxyHops, perMinute: config.reports.perMinute }),
+    ...partnerDomainRoutes(customDomains, { partners: stores.partners, workspaces: stores.workspaces, defaultWorkspaceRatePerMinute: config.rateLimit.workspacePerMinute }),
   ];
   // The tool server's tools are the operations of the finished table, read on its first request.
   routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0' }));
