@@ -106,6 +106,8 @@ export interface Config {
   };
   /** Abuse reports: how many one address may file per minute (the form and the public endpoint together). */
   readonly reports: { readonly perMinute: number };
+  /** Alert rules: how often the worker evaluates them. */
+  readonly alerts: { readonly evalIntervalMs: number };
 }
 
 type Env = Record<string, string | undefined>;
@@ -336,6 +338,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       billingSweepMs: r.int('BILLING_SWEEP_INTERVAL_MS', 60_000, 10, 3_600_000),
     },
     reports: { perMinute: r.int('REPORT_RATE_LIMIT_PER_MIN', 5, 1, 10_000) },
+    alerts: { evalIntervalMs: r.int('ALERT_EVAL_INTERVAL_MS', 60_000, 50, 3_600_000) },
   };
   if (config.domains.cnameTarget === null && config.domains.aTargets.length === 0 && config.domains.kube !== 'off') {
     r.problems.push('DOMAIN_CNAME_TARGET or DOMAIN_A_TARGETS: at least one is needed to tell customers where to point a domain');

@@ -9,6 +9,9 @@ export const WORKSPACE_EVENTS = [
   'domain.error',
   'click.threshold',
   'conversion.created',
+  // Not in spec 6.1: an alert rule with the webhook channel fired, or its firing resolved (data: the firing).
+  'alert.fired',
+  'alert.resolved',
 ] as const;
 
 export const PARTNER_ONLY_EVENTS = [

@@ -48,6 +48,8 @@ import { conversionRoutes } from '../conversions/conversion.routes.ts';
 import { ReportService } from '../reports/report.service.ts';
 import { PUBLIC_REPORT_PATH, reportRoutes } from '../reports/report.routes.ts';
 import { mcpRoutes } from '../mcp/mcp.routes.ts';
+import { AlertService } from '../alerts/alert.service.ts';
+import { alertRoutes } from '../alerts/alert.routes.ts';
 import { openApiRoutes } from '../http/openapi.routes.ts';
 
 /** Paths under /v1 answered without a key. */
@@ -200,6 +202,7 @@ export function buildApi(infra: Infra): ApiService {
     ...billingRoutes(billing),
     ...reportRoutes(reports, { trustedProxyHops: config.redirect.trustedProxyHops, perMinute: config.reports.perMinute }),
     ...partnerDomainRoutes(customDomains, { partners: stores.partners, workspaces: stores.workspaces, defaultWorkspaceRatePerMinute: config.rateLimit.workspacePerMinute }),
+    ...alertRoutes(new AlertService({ alerts: stores.alerts, links: stores.links }), config.alerts.evalIntervalMs),
   ];
   // The tool server's tools are the operations of the finished table, read on its first request.
   routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0' }));

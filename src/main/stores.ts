@@ -22,6 +22,7 @@ import { ConversionStore } from '../conversions/conversion.store.ts';
 import { PartnerPlanStore } from '../partner/plan.store.ts';
 import { LedgerStore } from '../partner/ledger.store.ts';
 import { ReportStore } from '../reports/report.store.ts';
+import { AlertStore } from '../alerts/alert.store.ts';
 
 /** Every store over one database; `ensureIndexes` creates what their queries need. */
 export class Stores {
@@ -47,6 +48,7 @@ export class Stores {
   readonly partnerPlans: PartnerPlanStore;
   readonly ledger: LedgerStore;
   readonly reports: ReportStore;
+  readonly alerts: AlertStore;
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -70,6 +72,7 @@ export class Stores {
     this.partnerPlans = new PartnerPlanStore(db);
     this.ledger = new LedgerStore(db);
     this.reports = new ReportStore(db);
+    this.alerts = new AlertStore(db);
     this.passwordAttempts = new PasswordAttempts(db, {
       maxAttempts: config.redirect.passwordMaxAttempts,
       windowMs: config.redirect.passwordAttemptWindowMs,
@@ -98,6 +101,7 @@ export class Stores {
       this.partnerPlans.ensureIndexes(),
       this.ledger.ensureIndexes(),
       this.reports.ensureIndexes(),
+      this.alerts.ensureIndexes(),
     ]);
   }
 }

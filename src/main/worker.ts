@@ -19,6 +19,7 @@ import { DestinationHealthChecker } from '../clicks/health.ts';
 import { ClickUsage } from '../clicks/usage-meter.ts';
 import { DomainEvents } from '../domains/domain-events.ts';
 import { BillingJobs } from '../partner/billing-jobs.ts';
+import { AlertEvaluator, RawClickFigures } from '../alerts/alert-evaluator.ts';
 import { SubscriptionWriter } from '../partner/subscription.service.ts';
 
 export interface WorkerService extends Service {
@@ -28,6 +29,7 @@ export interface WorkerService extends Service {
   readonly rotatorHealth: DestinationHealthChecker;
   readonly domainEvents: DomainEvents;
   readonly billing: BillingJobs;
+  readonly alerts: AlertEvaluator;
   port(): number;
 }
 
@@ -44,6 +46,7 @@ export function buildWorker(infra: Infra): WorkerService {
     pollMs: config.outboxPollMs,
   });
 
+  const mailer = new Mailer(config.mail, config.publicApiUrl);
   const targets = { allowPrivate: config.webhooks.allowPrivateTargets };
   const webhooks = new WebhookWorker({
     nats,
@@ -61,7 +64,7 @@ export function buildWorker(infra: Infra): WorkerService {
     timeoutMs: config.webhookDelivery.timeoutMs,
     ackWaitMs: config.webhookDelivery.ackWaitMs,
     notifier: new EndpointFailingNotifier({
-      mailer: new Mailer(config.mail, config.publicApiUrl),
+      mailer,
       workspaces: stores.workspaces,
       partners: stores.partners,
       logger,
@@ -139,6 +142,21 @@ export function buildWorker(infra: Infra): WorkerService {
   infra.outbox.on(() => relay.nudge());
 
   let server: HttpServer | null = null;
+  const alerts = new AlertEvaluator({
+    db: mongo.db,
+    client: mongo.client,
+    alerts: stores.alerts,
+    events: stores.events,
+    workspaces: stores.workspaces,
+    usage: stores.usage,
+    figures: new RawClickFigures(mongo.db),
+    mailer,
+    lease: new Lease(mongo.db, 'alerts', Math.max(30_000, config.alerts.evalIntervalMs * 3)),
+    logger,
+    intervalMs: config.alerts.evalIntervalMs,
+    onEvent: () => relay.nudge(),
+  });
+
   return {
     name: 'worker',
     relay,
@@ -147,6 +165,7 @@ export function buildWorker(infra: Infra): WorkerService {
     clicks,
     rotatorHealth,
     billing,
+    alerts,
     port: () => server?.port ?? config.workerPort,
     async start() {
       relay.start();
@@ -155,12 +174,14 @@ export function buildWorker(infra: Infra): WorkerService {
       rotatorHealth.start();
       await domainEvents.start();
       billing.start();
+      alerts.start();
       server = await listen(app.callback(), config.workerPort, config.host, inFlight);
       logger.info({ port: server.port }, `worker running (health and metrics on :${server.port})`);
     },
     async stop() {
       await server?.close(config.shutdownTimeoutMs);
       await domainEvents.stop();
+      await alerts.stop();
       await billing.stop();
       await rotatorHealth.stop();
       await clicks.stop();

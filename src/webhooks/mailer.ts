@@ -75,6 +75,12 @@ export class Mailer {
     await this.transport.sendMail({ from: this.from, to, subject: mail.subject, text: mail.text, html: mail.html });
   }
 
+  /** A plain-text notice (alert firings); throws on a mail error (the caller logs it). */
+  async send(to: readonly string[] | string, subject: string, text: string): Promise<void> {
+    if (!this.transport) throw new Error('no SMTP_URL configured');
+    await this.transport.sendMail({ from: this.from, to: typeof to === 'string' ? to : [...to], subject, text });
+  }
+
   close(): void {
     this.transport?.close();
   }
