@@ -687,8 +687,9 @@ describe('link schemas', () => {
   describe('events', () => {
     const event = (overrides: Obj = {}) => ({ id: 'evt_1', type: 'link.created', created_at: '2030-01-01T00:00:00.000Z', data: { id: 'lnk_1' }, ...overrides });
 
-    it('every event type of spec 6.1 is accepted, an unknown one is refused', () => {
-      expect(EVENT_TYPES).to.have.length(13);
+    it('every event type of spec 6.1 (and alert.fired, alert.resolved) is accepted, an unknown one is refused', () => {
+      expect(EVENT_TYPES).to.have.length(15);
+      expect(EVENT_TYPES).to.include.members(['conversion.created', 'alert.fired', 'alert.resolved']);
       for (const type of EVENT_TYPES) {
         expectValid(validateEvent, event({ type }));
         expectValid(validateEventQuery, { type });
