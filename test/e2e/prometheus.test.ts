@@ -126,7 +126,8 @@ describe('monitoring against a real Prometheus (api, redirect, worker, operator)
         return operatorExited;
       },
     });
-    await Promise.all(Object.values(ports).map((port, i) => waitForHttp(`http://127.0.0.1:${port}/readyz`, procs[i]!)));
+    // Four processes starting at once on a shared machine: a generous bound on waiting, not a timing assertion.
+    await Promise.all(Object.values(ports).map((port, i) => waitForHttp(`http://127.0.0.1:${port}/readyz`, procs[i]!, 90_000)));
 
     prometheus = await TestPrometheus.start({
       ruleFiles: [RULES_FILE],
@@ -134,7 +135,7 @@ describe('monitoring against a real Prometheus (api, redirect, worker, operator)
     });
 
     // Rates need a scrape before the traffic: counters first seen already counted show no rate.
-    await until(async () => (await prometheus.query('up == 1')).length === 4 || false, 20_000, 'every target scraped');
+    await until(async () => (await prometheus.query('up == 1')).length === 4 || false, 60_000, 'every target scraped');
 
     // Traffic, spread over a few scrapes: links created through the API, followed on the redirect process, unknown slugs, webhook deliveries.
     const workspace = await tenants.aWorkspace();
@@ -166,13 +167,13 @@ describe('monitoring against a real Prometheus (api, redirect, worker, operator)
       });
     }
     // Playing cert-manager: the good domain's Certificate is issued, and expires in two days.
-    const certificate = await until(() => kube.list('Certificate', NAMESPACE)[0] ?? false, 20_000, 'the operator creates a Certificate');
+    const certificate = await until(() => kube.list('Certificate', NAMESPACE)[0] ?? false, 60_000, 'the operator creates a Certificate');
     kube.patchStatus('Certificate', NAMESPACE, certificate.metadata!.name!, {
       notAfter: new Date(Date.now() + 2 * 86_400_000).toISOString(),
       conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired' }],
     });
     // Prometheus needs two scrapes after the traffic for rates: wait until it has seen the failed deliveries.
-    await until(async () => (await prometheus.query('linkplane:webhook_delivery_failures:ratio_rate5m > 0')).length > 0 || false, 30_000, 'webhook failures seen by Prometheus')
+    await until(async () => (await prometheus.query('linkplane:webhook_delivery_failures:ratio_rate5m > 0')).length > 0 || false, 60_000, 'webhook failures seen by Prometheus')
       .catch(async (error: unknown) => {
         const seen = await prometheus.query('linkplane_webhook_deliveries_total');
         throw new Error(`${String(error)}: deliveries ${JSON.stringify(seen)}\n${procs[2]!.output()}\n${prometheus.logs()}`);
@@ -259,7 +260,7 @@ describe('monitoring against a real Prometheus (api, redirect, worker, operator)
       const answers = await Promise.all(records.map(async (name) => [name, (await prometheus.query(name)).length] as const));
       const missing = answers.filter(([, n]) => n === 0).map(([name]) => name);
       return missing.length === 0 ? missing : false;
-    }, 30_000, 'every recording rule has data').catch(async (error: unknown) => {
+    }, 60_000, 'every recording rule has data').catch(async (error: unknown) => {
       const missing = [];
       for (const name of records) if ((await prometheus.query(name)).length === 0) missing.push(name);
       throw new Error(`${String(error)}: ${missing.join(', ')}`);
@@ -283,7 +284,7 @@ describe('monitoring against a real Prometheus (api, redirect, worker, operator)
       for (const [where, expr] of queries) if ((await prometheus.query(expr)).length === 0) out.push(`${where}: ${expr}`);
       return out;
     };
-    await until(async () => (await empty()).length === 0 || false, 30_000, 'every panel has data').catch(async () => {
+    await until(async () => (await empty()).length === 0 || false, 60_000, 'every panel has data').catch(async () => {
       expect(await empty(), 'panels without data').to.deep.equal([]);
     });
     expect(queries.length).to.be.greaterThan(60);
@@ -294,7 +295,7 @@ describe('monitoring against a real Prometheus (api, redirect, worker, operator)
     const active = await until(async () => {
       const alerts = await prometheus.alerts();
       return expected.every((name) => alerts.some((a) => a.labels.alertname === name)) ? alerts : false;
-    }, 30_000, `alerts ${expected.join(', ')} active`).catch(async (error: unknown) => {
+    }, 60_000, `alerts ${expected.join(', ')} active`).catch(async (error: unknown) => {
       throw new Error(`${String(error)}; active: ${JSON.stringify(await prometheus.alerts())}`);
     });
     for (const name of expected) {

@@ -54,7 +54,7 @@ export class TestPrometheus {
     await until(async () => {
       if (child.exitCode !== null) throw new Error(`prometheus exited: ${prometheus.output}`);
       return fetch(`${prometheus.url}/-/ready`).then((r) => r.ok || false, () => false);
-    }, 20_000, 'prometheus ready');
+    }, 60_000, 'prometheus ready');
     return prometheus;
   }
 
