@@ -49,7 +49,7 @@ async function main(): Promise<void> {
     force.unref();
     await operator.stop().catch((error: unknown) => logger.error({ err: error }, 'stop failed'));
     await nats.drain().catch((error: unknown) => logger.error({ err: error }, 'nats drain failed'));
-    flush();
+    await flush(5000);
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

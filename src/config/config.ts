@@ -18,6 +18,8 @@ export interface Config {
   readonly shortLinkBaseUrl: string;
   readonly defaultShortDomain: string;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Log bytes held while stdout is not being read; beyond, lines are dropped and counted. */
+  readonly logBufferMaxBytes: number;
   readonly mongo: { readonly uri: string | null; readonly db: string };
   readonly devdb: { readonly port: number; readonly dataDir: string | null };
   readonly nats: { readonly url: string; readonly prefix: string; readonly duplicateWindowMs: number };
@@ -265,6 +267,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
     shortLinkBaseUrl,
     defaultShortDomain: r.string('DEFAULT_SHORT_DOMAIN', new URL(shortLinkBaseUrl).host),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    logBufferMaxBytes: r.int('LOG_BUFFER_MAX_BYTES', 8 * 1_048_576, 65_536, 1_073_741_824),
     mongo: { uri: mongoUri, db: r.string('MONGODB_DB', 'linkplane') },
     devdb: {
       port: r.int('DEVDB_PORT', 27017, 0, PORT_MAX),

@@ -1,3 +1,4 @@
+import { Counter } from 'prom-client';
 import type { Config } from '../config/config.ts';
 import { createLogger, type AccessLog, type Logger } from '../platform/logger.ts';
 import { createMetrics, type HttpMetrics } from '../platform/metrics.ts';
@@ -29,8 +30,8 @@ export interface Infra {
   bus: CacheBus;
   stores: Stores;
   outbox: OutboxSignal;
-  /** Drains NATS, closes MongoDB, flushes logs: the last steps of a graceful shutdown. */
-  close(): Promise<void>;
+  /** Drains NATS, closes MongoDB, flushes logs (giving up after `logFlushMs`): the last steps of a graceful shutdown. */
+  close(logFlushMs?: number): Promise<void>;
 }
 
 export async function openInfra(
@@ -38,8 +39,22 @@ export async function openInfra(
   mongoUri: string,
   options: { logDestination?: NodeJS.WritableStream } = {},
 ): Promise<Infra> {
-  const { logger, access, flush } = createLogger({ level: config.logLevel, name: config.process, destination: options.logDestination });
+  const { logger, access, flush, droppedLines } = createLogger({
+    level: config.logLevel,
+    name: config.process,
+    bufferMaxBytes: config.logBufferMaxBytes,
+    ...(options.logDestination ? { destination: options.logDestination } : {}),
+  });
   const metrics = createMetrics(config.process);
+  new Counter({
+    name: 'log_lines_dropped_total',
+    help: 'Log lines dropped because stdout was not being read (the buffer was at LOG_BUFFER_MAX_BYTES, or shutdown could not wait)',
+    registers: [metrics.registry],
+    collect() {
+      this.reset();
+      this.inc(droppedLines());
+    },
+  });
   const nats = await connectNats({ url: config.nats.url, prefix: config.nats.prefix, name: `linkplane-${config.process}`, logger });
   let mongo: Mongo;
   try {
@@ -61,10 +76,10 @@ export async function openInfra(
     bus: new CacheBus(nats, logger),
     stores,
     outbox: new OutboxSignal(),
-    async close() {
+    async close(logFlushMs = 1000) {
       await nats.drain().catch((error: unknown) => logger.warn({ err: error }, 'nats drain failed'));
       await mongo.close().catch((error: unknown) => logger.warn({ err: error }, 'mongodb close failed'));
-      flush();
+      await flush(logFlushMs);
     },
   };
 }

@@ -73,12 +73,14 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     infra.logger.info({ signal }, 'shutting down');
+    const deadline = Date.now() + config.shutdownTimeoutMs;
     const force = setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 5000);
     force.unref();
     for (const service of [...services].reverse()) {
       await service.stop().catch((error: unknown) => infra.logger.error({ err: error, service: service.name }, 'stop failed'));
     }
-    await infra.close();
+    // The logs get what is left of SHUTDOWN_TIMEOUT_MS: a stdout nobody reads must not hold the exit.
+    await infra.close(Math.max(100, deadline - Date.now()));
     await devdb?.stop();
     process.exit(0);
   };

@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { pino, type Logger } from 'pino';
 
 export type { Logger };
@@ -15,12 +16,18 @@ const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
  * JSON logs on stdout. The destination is asynchronous and written in large chunks: the request line is on the
  * api and redirect hot paths, and a write per line, or pino's generic serialiser, costs a good part of a request.
  * The request line is therefore written directly, in pino's own format (level 30, `time`, `process`, `msg`), so
- * every line of the stream still parses the same way. `flush` runs at shutdown.
+ * every line of the stream still parses the same way.
+ *
+ * Nothing here ever waits on stdout: while nobody reads it, at most `bufferMaxBytes` are held and further lines are
+ * dropped and counted (`droppedLines`, the `log_lines_dropped_total` metric); `flush` at shutdown gives up after its
+ * timeout, dropping (and counting) what is left. A synchronous flush would block the process for as long as the
+ * reader does not read, SIGTERM included.
  */
-export function createLogger(options: { level: string; name: string; destination?: NodeJS.WritableStream }): {
+export function createLogger(options: { level: string; name: string; destination?: NodeJS.WritableStream; bufferMaxBytes?: number }): {
   logger: Logger;
   access: AccessLog;
-  flush: () => void;
+  flush: (timeoutMs: number) => Promise<void>;
+  droppedLines: () => number;
 } {
   const settings = {
     level: options.level,
@@ -28,11 +35,60 @@ export function createLogger(options: { level: string; name: string; destination
     // Secrets never reach the log, whichever object a caller passes in.
     redact: { paths: ['authorization', 'headers.authorization', 'key', 'secret', 'password'], censor: '[redacted]' },
   };
-  const destination = options.destination ?? pino.destination({ dest: 1, sync: false, minLength: 16_000, maxWrite: 65_536 });
+  let dropped = 0;
+  const destination =
+    options.destination ??
+    pino.destination({ dest: 1, sync: false, minLength: 16_000, maxWrite: 65_536, maxLength: options.bufferMaxBytes ?? 8 * 1_048_576 });
+  (destination as Partial<EventEmitter>).on?.('drop', (data: string) => (dropped += lineCount(data)));
   const logger = pino(settings, destination);
   const access = LEVELS.indexOf(options.level) <= LEVELS.indexOf('info') ? accessLog(destination, options.name) : () => undefined;
-  const flush = () => (destination as { flushSync?: () => void }).flushSync?.();
-  return { logger, access, flush };
+  const flush = (timeoutMs: number) => flushWithin(destination, timeoutMs, (lines) => (dropped += lines));
+  return { logger, access, flush, droppedLines: () => dropped };
+}
+
+interface Flushable {
+  flush?: (callback: (error?: Error) => void) => void;
+  destroy?: () => void;
+  write?: (chunk: string) => boolean;
+  /** SonicBoom's pending chunks (internal, read only to count what is dropped at exit). */
+  _bufs?: unknown[];
+  _writingBuf?: unknown;
+}
+
+/** Resolves once the destination has written what it holds, or after `timeoutMs` with the rest counted as dropped. */
+function flushWithin(destination: Flushable, timeoutMs: number, onDropped: (lines: number) => void): Promise<void> {
+  if (typeof destination.flush !== 'function') return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      const pending = [destination._writingBuf, ...(destination._bufs ?? [])];
+      onDropped(pending.reduce<number>((n, chunk) => n + (typeof chunk === 'string' || Buffer.isBuffer(chunk) ? lineCount(String(chunk)) : 0), 0));
+      // Given up: later lines are dropped and counted too, and the destination is marked destroyed, which also stops
+      // pino's exit hook from flushing it synchronously (a write to a full pipe that would never return).
+      destination.write = (chunk: string) => {
+        onDropped(lineCount(chunk));
+        return true;
+      };
+      destination.destroy?.();
+      resolve();
+    }, timeoutMs);
+    timer.unref();
+    try {
+      destination.flush!(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    } catch {
+      // Not open yet, or already closed: nothing more can be written.
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+}
+
+function lineCount(text: string): number {
+  let lines = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++;
+  return lines;
 }
 
 function accessLog(stream: Writable, processName: string): AccessLog {
