@@ -24,6 +24,8 @@ export interface Config {
   readonly devdb: { readonly port: number; readonly dataDir: string | null };
   readonly nats: { readonly url: string; readonly prefix: string; readonly duplicateWindowMs: number };
   readonly bodyLimitBytes: number;
+  /** How long a client may take to send a whole request before it is answered 408. */
+  readonly requestTimeoutMs: number;
   readonly rateLimit: { readonly workspacePerMinute: number; readonly partnerPerMinute: number };
   readonly idempotencyTtlHours: number;
   readonly keyCacheTtlMs: number;
@@ -279,6 +281,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       duplicateWindowMs: r.int('NATS_DUPLICATE_WINDOW_MS', 3_600_000, 1000, 7 * 86_400_000),
     },
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 64 * 1_048_576),
+    requestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),
     rateLimit: {
       workspacePerMinute: r.int('RATE_LIMIT_WORKSPACE_PER_MIN', 600, 1, 100_000_000),
       partnerPerMinute: r.int('RATE_LIMIT_PARTNER_PER_MIN', 1200, 1, 100_000_000),

@@ -91,3 +91,14 @@ function httpStatusOf(error: unknown): number | undefined {
   const value = typeof status === 'number' ? status : typeof statusCode === 'number' ? statusCode : undefined;
   return value !== undefined && expose !== false ? value : undefined;
 }
+
+const TRANSPORT_MESSAGES: Record<number, string> = {
+  408: 'The request was not received in time.',
+  413: 'A chunk extension of the request body is too large.',
+  431: 'The request head (request line and headers) is over 16 KiB.',
+};
+
+/** The envelope for a request Node's HTTP parser refused before any middleware ran (http-server.ts). */
+export function transportErrorBody(status: number, docsBaseUrl: string): ErrorBody {
+  return envelope('invalid_request', status, TRANSPORT_MESSAGES[status] ?? 'The request is not valid HTTP.', undefined, {}, docsBaseUrl, false).body;
+}

@@ -399,8 +399,10 @@ operation's scope 403 \`insufficient_scope\`. A resource of another tenant is 40
 ## Errors
 Every error answers \`{ "error": { "code", "message", "doc_url", "details"? } }\` (schema \`Error\`). Clients branch on \
 \`code\`: messages may change, codes never do; \`doc_url\` points to the code's documentation. A method the path does \
-not support is 405 \`invalid_request\` with \`Allow\`; a body over the size limit is 413 \`invalid_request\`. The same \
-table is in \`x-error-codes\`.
+not support is 405 \`invalid_request\` with \`Allow\`; a body over the size limit is 413 \`invalid_request\`. A request \
+head (request line and headers) over 16 KiB is 431, a request not received within the request timeout (30 s by \
+default) 408, and one that is not HTTP 400, all \`invalid_request\` in the same envelope with \`X-Request-Id\`: \
+answered before the key is read, they carry no rate-limit headers. The same table is in \`x-error-codes\`.
 
 | code | HTTP | meaning |
 |---|---|---|

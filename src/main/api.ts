@@ -6,6 +6,7 @@ import type { Service } from './service.ts';
 import type { ApiContext, ApiState } from '../http/context.ts';
 import { observe } from '../http/observe.ts';
 import { errorEnvelope } from '../http/errors.ts';
+import { transportErrorBody } from '../http/error-response.ts';
 import { opsEndpoints } from '../http/ops.ts';
 import { gate } from '../http/gate.ts';
 import { jsonBody } from '../http/body.ts';
@@ -262,7 +263,14 @@ export function buildApi(infra: Infra): ApiService {
     routes,
     port: () => server?.port ?? config.apiPort,
     async start() {
-      server = await listen(app.callback(), config.apiPort, config.host, inFlight);
+      server = await listen(app.callback(), config.apiPort, config.host, inFlight, {
+        requestTimeoutMs: config.requestTimeoutMs,
+        transportError: (status, requestId) => {
+          // Refused before any middleware ran: the envelope, with the request id, without rate-limit headers (no key was read).
+          logger.info({ req_id: requestId, status }, 'request refused by the HTTP parser');
+          return { contentType: 'application/json; charset=utf-8', body: JSON.stringify(transportErrorBody(status, config.docsBaseUrl)) };
+        },
+      });
       logger.info({ port: server.port, nats: nats.isConnected() }, `api listening on http://${config.host}:${server.port}/v1`);
     },
     async stop() {
