@@ -1,0 +1,234 @@
+// Property-based fuzzing of every operation of the live OpenAPI document: requests generated from its schemas
+// (valid, at and past the bounds, wrong types, garbage, malformed JSON, foreign and made-up ids, every key kind).
+// Every answer must be below 500 (a documented 503 not_configured aside), every 4xx the error envelope of its
+// documented status, every 2xx valid against its documented schema.
+//
+// `make test` runs it with a fixed seed and FUZZ_RUNS (20) runs per operation; `npm run fuzz` with a random seed and
+// more runs. The seed is printed: FUZZ_SEED=<seed> npm run fuzz replays a failure.
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
+import { testEnv } from '../helpers/env.ts';
+import { startApi, type RunningApi } from '../helpers/api.ts';
+import { Tenants, bearer } from '../helpers/tenants.ts';
+import { callApi } from '../helpers/http.ts';
+import { garbage, SchemaArbitraries, type Schema } from '../helpers/schema-arbitrary.ts';
+import type { JsonObject, OpenApiDocument } from '../../src/http/openapi.ts';
+
+const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv2020) => Ajv2020 };
+
+const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : process.env.FUZZ_RANDOM ? Math.floor(Math.random() * 2 ** 31) : 20261124;
+const RUNS = Number(process.env.FUZZ_RUNS ?? 20);
+
+interface Operation {
+  method: string;
+  path: string;
+  op: JsonObject;
+}
+
+type Body = { kind: 'json'; value: unknown } | { kind: 'text'; text: string } | { kind: 'none' };
+
+interface FuzzRequest {
+  key: string | null;
+  path: string;
+  query: Array<[string, string]>;
+  body: Body;
+  idempotencyKey: string | null;
+}
+
+describe('OpenAPI-driven fuzzing of every operation (fast-check)', function () {
+  this.timeout(600_000);
+  let mongo: TestMongo;
+  let running: RunningApi;
+  let tenants: Tenants;
+  let doc: OpenApiDocument;
+  let operations: Operation[];
+  let keys: { workspace: string; partner: string };
+  let ids: string[];
+  let ajv: Ajv2020;
+  const validators = new Map<string, ValidateFunction>();
+
+  before(async () => {
+    console.log(`      fuzz seed ${SEED}, ${RUNS} runs per operation (replay: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} npm run fuzz)`);
+    mongo = await startTestMongo();
+    running = await startApi(
+      testEnv(mongo, {
+        RATE_LIMIT_WORKSPACE_PER_MIN: '100000000',
+        RATE_LIMIT_PARTNER_PER_MIN: '100000000',
+        // Webhook URLs are not resolved: generated host names would make every check a DNS query.
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        DOMAINS_KUBE: 'off',
+      }),
+    );
+    tenants = await Tenants.open(mongo);
+    const partnerId = await tenants.aPartner();
+    const ws = await tenants.aWorkspace({ plan_id: 'business', partner_id: partnerId });
+    keys = { workspace: (await tenants.aWorkspaceKey(ws._id)).key, partner: (await tenants.aPartnerKey(partnerId)).key };
+    doc = (await (await fetch(`${running.url}/v1/openapi.json`)).json()) as OpenApiDocument;
+    operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, op })));
+    ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
+    addFormats.default(ajv);
+    // A few real ids, so `{id}` routes are reached with existing resources too, not only unknown ones.
+    ids = ['lnk_0000000000000000', 'wh_unknown', 'dom_default', 'x', '%', '0', 'a/b'];
+    const made = await Promise.all([
+      callApi(running.url, 'POST', '/links', { key: keys.workspace, body: { url: 'https://example.com/fuzz' } }),
+      callApi(running.url, 'POST', '/tags', { key: keys.workspace, body: { name: 'fuzz' } }),
+      callApi(running.url, 'POST', '/webhooks', { key: keys.workspace, body: { url: 'https://hooks.example.com/fuzz', events: ['link.created'] } }),
+    ]);
+    for (const res of made) if (typeof res.body.id === 'string') ids.push(res.body.id);
+  });
+
+  after(async () => {
+    await tenants?.close();
+    await running?.stop();
+    await mongo?.stop();
+  });
+
+  it('covers every operation of the document', () => {
+    expect(operations.length).to.equal(running.api.routes.length);
+  });
+
+  /** ajv validator of a schema, with the document's components in scope for `$ref`s. */
+  function validatorOf(schema: unknown): ValidateFunction {
+    const key = JSON.stringify(schema);
+    let validate = validators.get(key);
+    if (!validate) {
+      validate = ajv.compile({ allOf: [schema], components: { schemas: doc.components.schemas } });
+      validators.set(key, validate);
+    }
+    return validate;
+  }
+
+  function deref(node: unknown): JsonObject {
+    const object = node as JsonObject;
+    if (typeof object.$ref !== 'string') return object;
+    const [, , kind, name] = object.$ref.split('/');
+    return deref((doc.components as unknown as Record<string, Record<string, unknown>>)[kind!]![name!]);
+  }
+
+  function requestArbitrary(operation: Operation, schemas: SchemaArbitraries): fc.Arbitrary<FuzzRequest> {
+    const { op } = operation;
+    const kind = op['x-key-kind'] as string | undefined;
+    const relevant = kind === 'partner' ? keys.partner : keys.workspace;
+    const other = kind === 'partner' ? keys.workspace : keys.partner;
+    const key = fc.oneof(
+      { weight: 8, arbitrary: fc.constant(relevant as string | null) },
+      { weight: 1, arbitrary: fc.constant(other) },
+      { weight: 1, arbitrary: fc.constantFrom(null, 'lp_live_unknown', 'lpp_live_unknown', 'garbage key') },
+    );
+    const parameters = ((op.parameters ?? []) as JsonObject[]).map(deref);
+    const pathParams = parameters.filter((p) => p.in === 'path').map((p) => p.name as string);
+    const queryParams = parameters.filter((p) => p.in === 'query');
+    // Not `.` or `..`: a client resolves those dot segments away (encoded too) and calls another route.
+    const id = fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...ids) },
+      { weight: 2, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((v) => v !== '.' && v !== '..') },
+    );
+    const path = fc.tuple(...pathParams.map(() => id)).map((values) =>
+      pathParams.reduce((p, name, i) => p.replace(`{${name}}`, encodeURIComponent(values[i]!)), operation.path),
+    );
+    const query = fc
+      .tuple(
+        ...queryParams.map((p) =>
+          fc.option(
+            fc.oneof(
+              { weight: 3, arbitrary: schemas.valid(p.schema as Schema).map((v) => (typeof v === 'string' ? v : JSON.stringify(v))) },
+              { weight: 1, arbitrary: fc.constantFrom(' 5', '1e2', '0x10', '-1', '', 'true', 'x'.repeat(1000)) },
+              { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }) },
+            ),
+            { freq: 2 },
+          ),
+        ),
+        fc.option(fc.tuple(fc.string({ maxLength: 6 }), fc.string({ maxLength: 6 })), { freq: 4 }),
+      )
+      .map(([...values]) => {
+        const extra = values.pop() as [string, string] | null;
+        const pairs: Array<[string, string]> = [];
+        (values as Array<string | null>).forEach((v, i) => {
+          if (v !== null) pairs.push([queryParams[i]!.name as string, v]);
+        });
+        if (extra) pairs.push(extra);
+        return pairs;
+      });
+    const requestSchema = (op.requestBody as { content?: Record<string, { schema: Schema }> } | undefined)?.content?.['application/json']?.schema;
+    const body: fc.Arbitrary<Body> = requestSchema
+      ? fc.oneof(
+          { weight: 5, arbitrary: schemas.valid(requestSchema).map((value): Body => ({ kind: 'json', value })) },
+          { weight: 3, arbitrary: schemas.mutated(requestSchema).map((value): Body => ({ kind: 'json', value })) },
+          { weight: 1, arbitrary: garbage.map((value): Body => ({ kind: 'json', value })) },
+          { weight: 1, arbitrary: fc.constantFrom('{', '{"a":', '[1,]', 'null', '', '{"name":"\\ud800"}', '{"__proto__":{"x":1}}', '[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]').map((text): Body => ({ kind: 'text', text })) },
+        )
+      : fc.constant({ kind: 'none' });
+    // Now and then an Idempotency-Key, reused across requests (409 when the body differs) or malformed.
+    const idempotencyKey = fc.option(fc.oneof(fc.constantFrom('fuzz-1', ' bad key ', ''), fc.string({ minLength: 1, maxLength: 12 })), { freq: 10 });
+    return fc.record({ key, path, query, body, idempotencyKey });
+  }
+
+  async function send(operation: Operation, request: FuzzRequest): Promise<{ status: number; contentType: string; text: string }> {
+    const url = new URL(`${running.url}/v1${request.path}`);
+    for (const [name, value] of request.query) url.searchParams.append(name, value);
+    const headers: Record<string, string> = request.key === null ? {} : bearer(request.key);
+    if (request.idempotencyKey !== null && operation.method !== 'GET') headers['Idempotency-Key'] = request.idempotencyKey;
+    let body: string | undefined;
+    if (request.body.kind !== 'none') {
+      headers['Content-Type'] = 'application/json';
+      body = request.body.kind === 'json' ? JSON.stringify(request.body.value) ?? 'null' : request.body.text;
+    }
+    const res = await fetch(url, { method: operation.method, headers, ...(body === undefined ? {} : { body }) });
+    return { status: res.status, contentType: (res.headers.get('content-type') ?? '').split(';')[0]!.trim(), text: await res.text() };
+  }
+
+  function check(operation: Operation, answer: { status: number; contentType: string; text: string }): void {
+    const { status, contentType, text } = answer;
+    const where = `${operation.method} ${operation.path} answered ${status}: ${text.slice(0, 300)}`;
+    const documented = (operation.op.responses as Record<string, unknown>)[String(status)];
+    if (status >= 400) {
+      expect(contentType, where).to.equal('application/json');
+      const body: unknown = JSON.parse(text);
+      expect(validatorOf({ $ref: '#/components/schemas/Error' })(body), `${where}: not the error envelope`).to.equal(true);
+      const code = (body as { error: { code: string } }).error.code;
+      // The only 5xx a request may earn is a capability this environment lacks, where the operation says so.
+      if (status >= 500) expect([status, code], where).to.deep.equal([503, 'not_configured']);
+      expect(documented, `${where}: status not documented`).to.not.equal(undefined);
+      const content = deref(documented).content as Record<string, { schema: unknown }>;
+      expect(validatorOf(content['application/json']!.schema)(body), `${where}: code not documented for this status`).to.equal(true);
+      return;
+    }
+    expect(documented, `${where}: status not documented`).to.not.equal(undefined);
+    const content = deref(documented).content as Record<string, { schema?: unknown }> | undefined;
+    if (!content) {
+      expect(text, where).to.equal('');
+      return;
+    }
+    expect(content, `${where}: media type ${contentType} not documented`).to.have.property(contentType);
+    const schema = content[contentType]!.schema;
+    if (contentType === 'application/json' && schema) {
+      const validate = validatorOf(schema);
+      expect(validate(JSON.parse(text)), `${where}: ${ajv.errorsText(validate.errors)}`).to.equal(true);
+    }
+  }
+
+  it('answers every generated request below 500, 4xx in the envelope, 2xx as documented', async () => {
+    const schemas = new SchemaArbitraries(doc.components.schemas);
+    let requests = 0;
+    const statuses = new Map<number, number>();
+    for (const operation of operations) {
+      await fc.assert(
+        fc.asyncProperty(requestArbitrary(operation, schemas), async (request) => {
+          requests++;
+          const answer = await send(operation, request);
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+          check(operation, answer);
+        }),
+        { seed: SEED, numRuns: RUNS, endOnFailure: !process.env.FUZZ_SHRINK },
+      );
+    }
+    console.log(`      ${requests} requests; answers by status: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}: ${n}`).join(', ')}`);
+    expect(requests).to.be.at.least(operations.length * RUNS);
+    // Generated requests reach the handlers, not only the doors in front of them.
+    expect([...statuses.keys()].some((s) => s >= 200 && s < 300), 'some requests succeed').to.equal(true);
+    expect(statuses.get(422) ?? 0, 'some requests fail validation').to.be.greaterThan(0);
+  });
+});
