@@ -24,7 +24,7 @@ export function reportRoutes(reports: ReportService, options: { trustedProxyHops
         'exists; the workspace owning the link reviews it.',
       auth: null,
       body: ReportFileSchema,
-      errors: ['rate_limited'],
+      errors: ['rate_limited', 'not_found'],
       responses: [{ status: 201, description: 'The report was filed', schema: ReportFiledSchema }],
       handler: async (ctx, { body }) => {
         const reporter = clientIp(ctx.req.headers, ctx.req.socket.remoteAddress, options.trustedProxyHops) ?? 'unknown';
