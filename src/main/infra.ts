@@ -47,7 +47,7 @@ export async function openInfra(
   });
   const metrics = createMetrics(config.process);
   new Counter({
-    name: 'log_lines_dropped_total',
+    name: 'linkplane_log_lines_dropped_total',
     help: 'Log lines dropped because stdout was not being read (the buffer was at LOG_BUFFER_MAX_BYTES, or shutdown could not wait)',
     registers: [metrics.registry],
     collect() {

@@ -19,7 +19,7 @@ const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
  * every line of the stream still parses the same way.
  *
  * Nothing here ever waits on stdout: while nobody reads it, at most `bufferMaxBytes` are held and further lines are
- * dropped and counted (`droppedLines`, the `log_lines_dropped_total` metric); `flush` at shutdown gives up after its
+ * dropped and counted (`droppedLines`, the `linkplane_log_lines_dropped_total` metric); `flush` at shutdown gives up after its
  * timeout, dropping (and counting) what is left. A synchronous flush would block the process for as long as the
  * reader does not read, SIGTERM included.
  */

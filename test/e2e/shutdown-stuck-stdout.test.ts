@@ -31,7 +31,7 @@ describe('SIGTERM while nothing reads stdout', function () {
       // Request lines until the process reports dropping some: stdout is full and its buffer at its bound.
       const dropped = async () => {
         const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-        return Number(/^log_lines_dropped_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0);
+        return Number(/^linkplane_log_lines_dropped_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0);
       };
       for (let round = 0; round < 100 && (await dropped()) === 0; round++) {
         await Promise.all(Array.from({ length: 200 }, () => fetch(`http://127.0.0.1:${port}/healthz`).then((res) => res.arrayBuffer())));

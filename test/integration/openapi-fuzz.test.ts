@@ -184,6 +184,15 @@ describe('OpenAPI-driven fuzzing of every operation (fast-check)', function () {
     const { status, contentType, text } = answer;
     const where = `${operation.method} ${operation.path} answered ${status}: ${text.slice(0, 300)}`;
     const documented = (operation.op.responses as Record<string, unknown>)[String(status)];
+    if (status >= 400 && (operation.op.tags as string[]).includes('Tools')) {
+      // The tool server speaks JSON-RPC 2.0 (Model Context Protocol): its transport refusals are JSON-RPC errors.
+      expect(status, where).to.be.below(500);
+      const body = JSON.parse(text) as { jsonrpc?: string; error?: { code?: unknown; message?: unknown } };
+      const parsed: unknown = body;
+      const envelope = validatorOf({ $ref: '#/components/schemas/Error' })(parsed);
+      expect(envelope || (body.jsonrpc === '2.0' && typeof body.error?.code === 'number' && typeof body.error.message === 'string'), where).to.equal(true);
+      return;
+    }
     if (status >= 400) {
       expect(contentType, where).to.equal('application/json');
       const body: unknown = JSON.parse(text);
