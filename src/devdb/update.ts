@@ -77,12 +77,55 @@ export interface UpdateOutcome {
   modified: boolean;
 }
 
+/** Whether an update modifier names a path through the positional `$` operator (`a.$.b`, `a.$`). */
+function usesPositional(modifier: Doc): boolean {
+  for (const fields of Object.values(modifier)) {
+    if (fields === null || typeof fields !== 'object') continue;
+    for (const path of Object.keys(fields)) if (path === '$' || path.includes('.$.') || path.endsWith('.$') || path.startsWith('$.')) return true;
+  }
+  return false;
+}
+
+/**
+ * The common updates, `$set` of top-level fields and `$inc` of top-level plain numbers, applied without mingo
+ * (whose update rebuilds its operator tables on every call). Undefined when the update needs the general path.
+ */
+function simpleUpdate(old: Doc, oldView: Doc, u: Doc): UpdateOutcome | undefined {
+  const ops = Object.keys(u);
+  if (ops.some((op) => op !== '$set' && op !== '$inc' && op !== '$setOnInsert')) return undefined;
+  const set = (u.$set ?? {}) as Doc;
+  const inc = (u.$inc ?? {}) as Doc;
+  if (!isPlainObject(set) || !isPlainObject(inc)) return undefined;
+  const next: Doc = { ...old };
+  let modified = false;
+  for (const [k, v] of Object.entries(set)) {
+    if (k.includes('.') || k.startsWith('$') || k in inc) return undefined;
+    if (!(k in old) || keyOf(promote(v)) !== keyOf(oldView[k])) modified = true;
+    next[k] = cloneValue(v);
+  }
+  for (const [k, v] of Object.entries(inc)) {
+    if (k.includes('.') || k.startsWith('$') || typeof v !== 'number') return undefined;
+    const cur = old[k];
+    if (cur !== undefined && typeof cur !== 'number') return undefined;
+    next[k] = (cur ?? 0) + v;
+    if (v !== 0 || cur === undefined) modified = true;
+  }
+  return { doc: next, modified };
+}
+
 /**
  * New stored document for `old` (or, when `old` is undefined, for an upsert starting from the
  * filter's equality fields). `oldView` is the promoted form of `old`.
  */
 export function computeUpdate(old: Doc | undefined, oldView: Doc | undefined, u: UpdateSpec, filter: Doc | undefined, arrayFilters?: Doc[]): UpdateOutcome {
   const inserting = old === undefined;
+  if (!inserting && !arrayFilters && !Array.isArray(u) && isOperatorUpdate(u)) {
+    const simple = simpleUpdate(old, oldView ?? (promote(old) as Doc), u);
+    if (simple) {
+      if (keyOf(promote(simple.doc._id)) !== keyOf((oldView ?? promote(old) as Doc)._id)) throw immutableId();
+      return simple;
+    }
+  }
   const base = old ?? upsertSeed(filter);
   const baseView = oldView ?? (promote(base) as Doc);
   let next: Doc;
@@ -110,7 +153,10 @@ export function computeUpdate(old: Doc | undefined, oldView: Doc | undefined, u:
       }
       modifier[op] = PROMOTED.has(op) ? promote(args) : args;
     }
-    const changed = Object.keys(modifier).length > 0 ? applyUpdateOperators(work, modifier, inserting ? undefined : filter, arrayFilters) : [];
+    // The filter is only needed to resolve the positional `$`; compiling it for every matched document made an
+    // update of n documents by {_id: {$in: [n ids]}} cost n².
+    const positional = !inserting && usesPositional(modifier);
+    const changed = Object.keys(modifier).length > 0 ? applyUpdateOperators(work, modifier, positional ? filter : undefined, arrayFilters) : [];
     if (!inserting && keyOf(work._id) !== keyOf(baseView._id)) throw immutableId();
     next = restoreTypes(work, base) as Doc;
     modified = changed.length > 0;
