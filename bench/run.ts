@@ -6,6 +6,7 @@ import { linksBench } from './links.bench.ts';
 import { webhooksBench } from './webhooks.bench.ts';
 import { redirectBench } from './redirect.bench.ts';
 import { partnerBench } from './partner.bench.ts';
+import { allInOneBench } from './all-in-one.bench.ts';
 
 const options = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
@@ -19,6 +20,7 @@ const benches: Record<string, (o: typeof options) => Promise<Record<string, unkn
   webhooks: webhooksBench,
   redirect: redirectBench,
   partner: partnerBench,
+  'all-in-one': allInOneBench,
 };
 const only = process.argv[2];
 mkdirSync('bench/results', { recursive: true });
