@@ -41,6 +41,8 @@ export class OutboxRelay {
   private running = false;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
+  /** A nudge that came while a batch was running: the next sleep is skipped, so the new rows are not left for the poll. */
+  private nudged = false;
   private failing = false;
 
   constructor(options: OutboxRelayOptions) {
@@ -75,7 +77,8 @@ export class OutboxRelay {
 
   /** Wakes the relay now instead of at the next poll (the api calls this right after writing an event). */
   nudge(): void {
-    this.wake?.();
+    if (this.wake) this.wake();
+    else this.nudged = true;
   }
 
   async stop(): Promise<void> {
@@ -129,6 +132,10 @@ export class OutboxRelay {
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.nudged) {
+      this.nudged = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {

@@ -7,14 +7,44 @@ import { connectNats, provisionStreams, type Nats } from '../platform/nats.ts';
 import { CacheBus } from '../platform/cache-bus.ts';
 import { Stores } from './stores.ts';
 
-/** In-process wake-up of the outbox relay (all-in-one runs the writer and the relay in one process). */
+/**
+ * Wakes the outbox relay right after an event row is written, so events do not wait for its poll. In one process
+ * (all-in-one) the relay is called directly; otherwise the api publishes `outbox.wake` on core NATS, at most once
+ * per event-loop turn, and every worker's relay listens to it. The poll stays as the safety net: a lost wake-up
+ * delays an event by one poll interval, never loses it.
+ */
 export class OutboxSignal {
   private readonly listeners: Array<() => void> = [];
+  private readonly nats: Nats | undefined;
+  private subscribed = false;
+  private publishPending = false;
+
+  constructor(nats?: Nats) {
+    this.nats = nats;
+  }
+
   on(listener: () => void): void {
     this.listeners.push(listener);
+    if (!this.nats || this.subscribed) return;
+    this.subscribed = true;
+    const sub = this.nats.nc.subscribe(this.nats.subjects.outboxWake);
+    void (async () => {
+      for await (const _ of sub) for (const l of this.listeners) l();
+    })();
   }
+
   nudge(): void {
-    for (const listener of this.listeners) listener();
+    if (this.listeners.length > 0) {
+      for (const listener of this.listeners) listener();
+      return;
+    }
+    const nats = this.nats;
+    if (!nats || this.publishPending) return;
+    this.publishPending = true;
+    setImmediate(() => {
+      this.publishPending = false;
+      if (nats.isConnected()) nats.nc.publish(nats.subjects.outboxWake);
+    });
   }
 }
 
@@ -75,7 +105,7 @@ export async function openInfra(
     nats,
     bus: new CacheBus(nats, logger),
     stores,
-    outbox: new OutboxSignal(),
+    outbox: new OutboxSignal(nats),
     async close(logFlushMs = 1000) {
       await nats.drain().catch((error: unknown) => logger.warn({ err: error }, 'nats drain failed'));
       await mongo.close().catch((error: unknown) => logger.warn({ err: error }, 'mongodb close failed'));

@@ -39,6 +39,10 @@ export class Subjects {
   get cacheInvalidate(): string {
     return `${this.prefix}cache.invalidate`;
   }
+  /** Core NATS, no payload: an api wrote an event row, the outbox relay should look now rather than at its poll. */
+  get outboxWake(): string {
+    return `${this.prefix}outbox.wake`;
+  }
 }
 
 export interface Nats {
