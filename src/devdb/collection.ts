@@ -5,7 +5,7 @@ import type { Binary} from 'bson';
 import { UUID } from 'bson';
 import { CommandError } from './errors.ts';
 import { defaultIndexName, formatKeyValue, Index, sameOptions, type IndexSpec } from './indexes.ts';
-import { orderedPlan, plan } from './planner.ts';
+import { orderedPlan, plan, rangePlan } from './planner.ts';
 import { keyOf, promoteDoc, type Doc } from './values.ts';
 
 export interface Entry {
@@ -63,6 +63,8 @@ export class Collection implements DocSet {
   readonly uuid: Binary;
   readonly docs = new Map<string, Entry>();
   readonly indexes: Index[] = [];
+  /** `_id` in order, for ranges and sorts on it (the `docs` Map answers equalities). */
+  private readonly idIndex = new Index(ID_INDEX_SPEC);
   private readonly changed: (change: CollectionChange) => void;
 
   constructor(db: string, name: string, changed: (change: CollectionChange) => void, uuid?: Binary) {
@@ -87,7 +89,20 @@ export class Collection implements DocSet {
   *candidates(filter: Doc | undefined): Iterable<Entry> {
     const p = plan(filter, this.indexes);
     if (p.kind === 'scan') {
-      yield* this.docs.values();
+      const r = rangePlan(filter, [this.idIndex, ...this.indexes]);
+      if (!r) {
+        yield* this.docs.values();
+        return;
+      }
+      const seen = r.index.multikey ? new Set<string>() : undefined;
+      for (const id of r.index.walk(r.prefix, r.reverse, r.start, r.stop)) {
+        if (seen) {
+          if (seen.has(id)) continue;
+          seen.add(id);
+        }
+        const e = this.docs.get(id);
+        if (e) yield e;
+      }
       return;
     }
     const seen = new Set<string>();
@@ -101,11 +116,11 @@ export class Collection implements DocSet {
   }
 
   ordered(filter: Doc | undefined, sort: Doc): Iterable<Entry> | undefined {
-    const p = orderedPlan(filter, sort, this.indexes);
+    const p = orderedPlan(filter, sort, [...this.indexes, this.idIndex]);
     if (!p) return undefined;
     const docs = this.docs;
     return (function* () {
-      for (const id of p.index.walk(p.prefix, p.reverse, p.start)) {
+      for (const id of p.index.walk(p.prefix, p.reverse, p.start, p.stop)) {
         const e = docs.get(id);
         if (e) yield e;
       }
@@ -151,12 +166,14 @@ export class Collection implements DocSet {
   /** Adds an entry without checks: loading from disk and undoing a failed commit. */
   attach(entry: Entry): void {
     this.docs.set(entry.id, entry);
+    this.idIndex.add(entry.id, entry.view);
     for (const index of this.indexes) index.add(entry.id, entry.view);
     this.changed({ kind: 'put', entry });
   }
 
   detach(entry: Entry): void {
     this.docs.delete(entry.id);
+    this.idIndex.remove(entry.id, entry.view);
     for (const index of this.indexes) index.remove(entry.id, entry.view);
     this.changed({ kind: 'del', entry });
   }

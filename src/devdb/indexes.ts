@@ -185,17 +185,23 @@ export class Index {
   }
 
   /**
-   * Owners of the keys that start with `prefix`, in index order (`reverse`: backwards), starting at `start` on
-   * the next field when given. Every key of the prefix from there on is visited; the caller stops when it has
-   * enough.
+   * Owners of the keys that start with `prefix`, in index order (`reverse`: backwards), from `start` on the next
+   * field when given, up to `stop` on that field when given. The caller stops when it has enough.
    */
-  *walk(prefix: readonly unknown[], reverse: boolean, start?: WalkStart): Iterable<string> {
+  *walk(prefix: readonly unknown[], reverse: boolean, start?: WalkStart, stop?: WalkStart): Iterable<string> {
     let from: Key;
     if (start) from = [...prefix, start.value, reverse === start.inclusive ? HIGH : LOW];
     else from = [...prefix, reverse ? HIGH : LOW];
     const keys = reverse ? this.tree.entriesReversed(from) : this.tree.entries(from);
+    const p = prefix.length;
+    // Whether the walk meets the next field's values in ascending order.
+    const ascending = p < this.dirs.length && (this.dirs[p]! > 0) !== reverse;
     for (const [key] of keys) {
       if (!this.hasPrefix(key, prefix)) return;
+      if (stop && p < this.dirs.length) {
+        const c = compareIndexValues(key[p], stop.value) * (ascending ? 1 : -1);
+        if (c > 0 || (c === 0 && !stop.inclusive)) return;
+      }
       yield key[key.length - 1] as string;
     }
   }

@@ -95,6 +95,35 @@ export interface OrderedPlan {
   prefix: unknown[];
   reverse: boolean;
   start: WalkStart | undefined;
+  stop?: WalkStart | undefined;
+}
+
+/**
+ * For a filter no equality narrows: an index whose field after an equality prefix has a range in the filter
+ * (`{_id: {$gt: 'a.', $lt: 'a/'}}`, `{created_at: {$gte: t}}`), walked from one end of the range to the other.
+ * On a multikey index only the lower end is used: the two ends may be met by different elements of an array.
+ */
+export function rangePlan(filter: Doc | undefined, indexes: readonly Index[]): OrderedPlan | undefined {
+  if (!filter) return undefined;
+  const eq = new Map<string, unknown[]>();
+  collectEqualities(filter, eq);
+  let best: (OrderedPlan & { score: number }) | undefined;
+  for (const index of indexes) {
+    if (!index.complete) continue;
+    let p = 0;
+    while (p < index.fields.length && eq.get(index.fields[p]!)?.length === 1) p++;
+    if (p >= index.fields.length) continue;
+    const field = index.fields[p]!;
+    const lo = boundOf(filter, field, false);
+    const hi = index.multikey ? undefined : boundOf(filter, field, true);
+    if (!lo && !hi) continue;
+    const score = p * 10 + (lo ? 1 : 0) + (hi ? 1 : 0);
+    if (best && best.score >= score) continue;
+    // Walk the values ascending from the lower end; without one, descending from the upper end.
+    const reverse = lo ? index.dirs[p]! < 0 : index.dirs[p]! > 0;
+    best = { index, prefix: index.fields.slice(0, p).map((f) => eq.get(f)![0]), reverse, start: lo ?? hi, stop: lo ? hi : undefined, score };
+  }
+  return best;
 }
 
 interface Bound {

@@ -188,7 +188,8 @@ export function compareValues(a: unknown, b: unknown): number {
     case 9:
       return cmp((a as Date).getTime(), (b as Date).getTime());
     case 7:
-      return cmp((a as ObjectId).toHexString(), (b as ObjectId).toHexString());
+      // Byte order is hex order, without building two strings per comparison.
+      return Buffer.compare((a as ObjectId).id, (b as ObjectId).id);
     case 10:
       return (a as Timestamp).compare(b as Timestamp);
     case 6: {

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { Collection } from 'mongodb';
 import { Index } from '../../src/devdb/indexes.ts';
-import { orderedPlan } from '../../src/devdb/planner.ts';
+import { orderedPlan, rangePlan } from '../../src/devdb/planner.ts';
 import { startHarness, type Harness } from './harness.ts';
 
 interface Row {
@@ -110,5 +110,28 @@ describe('devdb sorted, limited reads', () => {
     expect(orderedPlan({ workspace_id: 'ws_1' }, { created_at: 1, _id: 1 }, [newest])?.reverse).to.equal(true);
     expect(orderedPlan({ published_at: null }, { created_at: 1, _id: 1 }, [newest, outbox])?.index).to.equal(outbox);
     expect(orderedPlan({ workspace_id: 'ws_1' }, { created_at: -1, _id: 1 }, [newest])).to.equal(undefined);
+  });
+
+  it('answers ranges from an index: the attempts of one delivery by _id range, and ranges over arrays', async () => {
+    const log = h.db.collection<{ _id: string }>('attempts');
+    await log.insertMany(['dlv_a.1', 'dlv_a.2', 'dlv_ab.1', 'dlv_a', 'dlv_b.1', 'dlv_a/'].map((_id) => ({ _id })));
+    expect(await log.countDocuments({ _id: { $gt: 'dlv_a.', $lt: 'dlv_a/' } })).to.equal(2);
+    expect((await log.find({ _id: { $gte: 'dlv_ab' } }).toArray()).map((d) => d._id).sort()).to.deep.equal(['dlv_ab.1', 'dlv_b.1']);
+
+    const arrays = h.db.collection<{ _id: number; t: number[] }>('ranges');
+    await arrays.createIndex({ t: 1 });
+    await arrays.insertMany([
+      { _id: 1, t: [1, 20] },
+      { _id: 2, t: [7] },
+      { _id: 3, t: [30, 40] },
+    ]);
+    // Each end may be met by a different element: [1, 20] matches {$gt: 5, $lt: 10}, as in MongoDB.
+    expect((await arrays.find({ t: { $gt: 5, $lt: 10 } }).sort({ _id: 1 }).toArray()).map((d) => d._id)).to.deep.equal([1, 2]);
+
+    const id = new Index({ name: '_id_', key: { _id: 1 } });
+    const r = rangePlan({ _id: { $gt: 'dlv_a.', $lt: 'dlv_a/' } }, [id]);
+    expect(r?.index).to.equal(id);
+    expect(r?.start).to.deep.equal({ value: 'dlv_a.', inclusive: false });
+    expect(r?.stop).to.deep.equal({ value: 'dlv_a/', inclusive: false });
   });
 });
