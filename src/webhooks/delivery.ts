@@ -50,6 +50,8 @@ interface AttemptResult {
   error: string | null;
 }
 
+const MAX_CONNECTIONS_PER_ORIGIN = 8;
+
 export class WebhookDelivery {
   private readonly o: DeliveryOptions;
   private readonly runner: PullRunner;
@@ -61,7 +63,9 @@ export class WebhookDelivery {
 
   constructor(options: DeliveryOptions) {
     this.o = options;
-    this.agents = outboundAgents(options.targets);
+    // Connections to an endpoint's origin are reused, and at most this many are open to it at once: one slow
+    // receiver does not get the whole delivery concurrency, nor a new TLS handshake for every event.
+    this.agents = outboundAgents(options.targets, { maxSocketsPerOrigin: MAX_CONNECTIONS_PER_ORIGIN });
     this.now = options.now ?? (() => new Date());
     const registers = options.registry ? [options.registry] : [];
     this.total = new Counter({

@@ -28,13 +28,20 @@ export interface OutboundAgents {
   https: https.Agent;
 }
 
+/** Keep-alive connections, at most `maxSocketsPerOrigin` open to one origin at a time (further requests queue). */
+export interface ConnectionReuse {
+  maxSocketsPerOrigin: number;
+}
+
 /**
  * The one place the agents for customer-chosen URLs are built: every connection they open goes through
- * `checkedLookup`. Connection reuse, when wanted, is an option of these agents.
+ * `checkedLookup`. With `reuse`, connections are kept alive and reused per origin: a reused connection is one that
+ * was made to a checked address, so reuse keeps the guard.
  */
-export function outboundAgents(targets: TargetOptions): OutboundAgents {
+export function outboundAgents(targets: TargetOptions, reuse?: ConnectionReuse): OutboundAgents {
   const lookup = checkedLookup(targets);
-  return { http: new http.Agent({ lookup }), https: new https.Agent({ lookup }) };
+  const options = reuse ? { lookup, keepAlive: true, maxSockets: reuse.maxSocketsPerOrigin, maxFreeSockets: reuse.maxSocketsPerOrigin, scheduling: 'lifo' as const } : { lookup };
+  return { http: new http.Agent(options), https: new https.Agent(options) };
 }
 
 export interface OutboundRequest {
