@@ -50,7 +50,7 @@ interface AttemptResult {
   error: string | null;
 }
 
-const MAX_CONNECTIONS_PER_ORIGIN = 8;
+const DELIVERY_CONCURRENCY = 32;
 
 export class WebhookDelivery {
   private readonly o: DeliveryOptions;
@@ -63,9 +63,9 @@ export class WebhookDelivery {
 
   constructor(options: DeliveryOptions) {
     this.o = options;
-    // Connections to an endpoint's origin are reused, and at most this many are open to it at once: one slow
-    // receiver does not get the whole delivery concurrency, nor a new TLS handshake for every event.
-    this.agents = outboundAgents(options.targets, { maxSocketsPerOrigin: MAX_CONNECTIONS_PER_ORIGIN });
+    // Connections to an endpoint's origin are kept alive and reused (no new TLS handshake for every event), at most
+    // as many as deliveries run at once: many endpoints often share one origin.
+    this.agents = outboundAgents(options.targets, { maxSocketsPerOrigin: options.concurrency ?? DELIVERY_CONCURRENCY });
     this.now = options.now ?? (() => new Date());
     const registers = options.registry ? [options.registry] : [];
     this.total = new Counter({
@@ -87,7 +87,7 @@ export class WebhookDelivery {
       nats: options.nats,
       stream: this.stream,
       durable: DELIVERY_DURABLE,
-      concurrency: options.concurrency ?? 32,
+      concurrency: options.concurrency ?? DELIVERY_CONCURRENCY,
       logger: options.logger,
       handle: (msg) => this.handle(msg),
       retryDelayMs: infraRetryDelayMs,
