@@ -7,6 +7,7 @@ import { webhooksBench } from './webhooks.bench.ts';
 import { redirectBench } from './redirect.bench.ts';
 import { partnerBench } from './partner.bench.ts';
 import { allInOneBench } from './all-in-one.bench.ts';
+import { conversionsBench } from './conversions.bench.ts';
 
 const options = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
@@ -21,6 +22,7 @@ const benches: Record<string, (o: typeof options) => Promise<Record<string, unkn
   redirect: redirectBench,
   partner: partnerBench,
   'all-in-one': allInOneBench,
+  conversions: conversionsBench,
 };
 const only = process.argv[2];
 mkdirSync('bench/results', { recursive: true });

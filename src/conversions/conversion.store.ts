@@ -50,6 +50,9 @@ export class ConversionStore implements VariantConversions {
       { key: { workspace_id: 1, link_id: 1, created_at: -1, _id: -1 }, name: 'link_list' },
       // The de-duplication of spec-less retries: one conversion per external id and workspace.
       { key: { workspace_id: 1, external_id: 1 }, name: 'external_id_unique', unique: true, partialFilterExpression: { external_id: { $type: 'string' } } },
+      // The lookup of a retried external_id: a query planner uses a partial index only when the query implies its
+      // filter, which an equality does not always show, so the lookup has a plain index of its own.
+      { key: { external_id: 1, workspace_id: 1 }, name: 'external_id_lookup' },
       { key: { link_id: 1, variant_index: 1 }, name: 'link_variant' },
     ]);
   }
