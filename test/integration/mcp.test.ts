@@ -154,6 +154,10 @@ describe('MCP tool server (/v1/mcp, official SDK client over HTTP)', function ()
     expect(names).to.not.include('create_link');
     const clientsPage = ok(await call(client, 'list_partner_clients', {}));
     expect((clientsPage.data as Json[]).map((c) => c.id)).to.include(workspaceId);
+    expect(names).to.include.members(['list_partner_payments', 'list_partner_payouts', 'list_partner_plans']);
+    const payments = ok(await call(client, 'list_partner_payments', { limit: 10 }));
+    expect(payments.data).to.deep.equal([]);
+    refused(await call(client, 'list_partner_payments', { limit: 1000 }), 'validation_failed');
   });
 
   it('holds each call to the operation’s scope, and changes to tools:write, naming the missing scope', async () => {
