@@ -143,7 +143,12 @@ export class ReportService {
   /** The link behind a short URL on any of our domains, or null. */
   private async linkOf(shortUrl: string): Promise<LinkDoc | null> {
     const url = new URL(shortUrl);
-    const slug = decodeURIComponent(url.pathname.replace(/^\/+|\/+$/g, '').replace(/\/report$/, ''));
+    let slug: string;
+    try {
+      slug = decodeURIComponent(url.pathname.replace(/^\/+|\/+$/g, '').replace(/\/report$/, ''));
+    } catch {
+      return null; // a malformed percent-encoding names no link
+    }
     if (slug === '' || slug.includes('/')) return null;
     const host = url.host.toLowerCase();
     const bare = url.hostname.toLowerCase();

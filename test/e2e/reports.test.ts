@@ -86,6 +86,8 @@ describe('Abuse reports end to end', function () {
     expect(Object.keys(body).sort()).to.deep.equal(['created_at', 'id', 'status']);
     const unknown = await publicReport({ short_url: `${base}/nothing-here`, reason: 'spam' });
     expect(unknown.status).to.equal(404);
+    const malformed = await publicReport({ short_url: `${base}/%E0%A4%A`, reason: 'spam' });
+    expect(malformed.status, 'a malformed escape is not a URI').to.equal(422);
     const bad = await publicReport({ short_url: link.short_url, reason: 'spam', extra: 1 });
     expect(bad.status).to.equal(422);
     expect(((await bad.json()) as { error: { code: string } }).error.code).to.equal('validation_failed');
