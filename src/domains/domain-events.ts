@@ -18,6 +18,7 @@ import type { DomainDoc, DomainStore, DomainTransition } from './domain.store.ts
 import type { DomainStatus } from './domain.schemas.ts';
 
 export const DOMAIN_EVENTS_DURABLE = 'domain-events';
+const DOMAIN_EVENTS_ACK_WAIT_MS = 10_000;
 
 export type DomainPhase = 'PendingSSL' | 'Active' | 'Error';
 export type DomainEventType = Extract<EventType, 'domain.pending_ssl' | 'domain.activated' | 'domain.error'>;
@@ -95,6 +96,7 @@ export class DomainEvents {
       stream: this.stream,
       durable: DOMAIN_EVENTS_DURABLE,
       concurrency: 1,
+      ackWaitMs: DOMAIN_EVENTS_ACK_WAIT_MS,
       logger: options.logger,
       handle: (msg) => this.handle(msg),
       retryDelayMs: infraRetryDelayMs,
@@ -191,7 +193,7 @@ export class DomainEvents {
         filter_subject: `${this.o.nats.subjects.prefix}domains.>`,
         deliver_policy: DeliverPolicy.All,
         // Handling takes one transaction; a message lost to a stopped fetch holds the (single) ack slot this long.
-        ack_wait: nanos(10_000),
+        ack_wait: nanos(DOMAIN_EVENTS_ACK_WAIT_MS),
         max_ack_pending: 1,
         max_waiting: 512,
       });

@@ -88,10 +88,17 @@ export class WebhookDelivery {
       stream: this.stream,
       durable: DELIVERY_DURABLE,
       concurrency: options.concurrency ?? DELIVERY_CONCURRENCY,
+      // Above the POST timeout, so a slow receiver never makes JetStream redeliver a message in progress; a worker
+      // killed mid-delivery leaves its message unanswered, and another worker gets it after this wait.
+      ackWaitMs: this.ackWaitMs,
       logger: options.logger,
       handle: (msg) => this.handle(msg),
       retryDelayMs: infraRetryDelayMs,
     });
+  }
+
+  private get ackWaitMs(): number {
+    return this.o.ackWaitMs ?? this.o.timeoutMs + 20_000;
   }
 
   get stream(): string {
@@ -103,9 +110,7 @@ export class WebhookDelivery {
       stream: this.stream,
       durable: DELIVERY_DURABLE,
       filterSubject: `${this.o.nats.subjects.prefix}deliveries.>`,
-      // Above the POST timeout, so a slow receiver never makes JetStream redeliver a message in progress; a worker
-      // killed mid-delivery leaves its message unanswered, and another worker gets it after this wait.
-      ackWaitMs: this.o.ackWaitMs ?? this.o.timeoutMs + 20_000,
+      ackWaitMs: this.ackWaitMs,
       // Unlimited: the handler terms the message after the last retry; a cap here could silently end a delivery.
       maxDeliver: -1,
       deliverPolicy: DeliverPolicy.All,

@@ -12,6 +12,7 @@ import { deliveryIdFor, publishDelivery, type EventMessage } from './delivery-me
 import { ensureDurable, PullRunner } from './pull-runner.ts';
 
 export const FANOUT_DURABLE = 'webhook-fanout';
+const FANOUT_ACK_WAIT_MS = 30_000;
 const WORKSPACE_TYPES: ReadonlySet<string> = new Set(WORKSPACE_EVENTS);
 
 export interface FanoutOptions {
@@ -55,6 +56,7 @@ export class WebhookFanout {
       stream: this.stream,
       durable: FANOUT_DURABLE,
       concurrency: options.concurrency ?? 16,
+      ackWaitMs: FANOUT_ACK_WAIT_MS,
       logger: options.logger,
       handle: (msg) => this.handle(msg),
       retryDelayMs: infraRetryDelayMs,
@@ -70,7 +72,7 @@ export class WebhookFanout {
       stream: this.stream,
       durable: FANOUT_DURABLE,
       filterSubject: `${this.o.nats.subjects.prefix}events.>`,
-      ackWaitMs: 30_000,
+      ackWaitMs: FANOUT_ACK_WAIT_MS,
       maxDeliver: -1,
       // Created once, at the first start: events older than the fan-out itself are not sent to anyone.
       deliverPolicy: DeliverPolicy.New,

@@ -49,6 +49,12 @@ export interface PullRunnerOptions {
   durable: string;
   concurrency: number;
   logger: Logger;
+  /**
+   * The consumer's ack_wait. While a message is being handled the runner tells JetStream it is still in progress
+   * every third of it, so a slow handler (a busy database, a cold worker) is never redelivered to a second worker
+   * and run twice; only a worker that died stops answering, and its message goes to another after ack_wait.
+   */
+  ackWaitMs: number;
   /** Must settle the message (ack, nak or term); an exception naks it after `retryDelayMs(deliveryCount)`. */
   handle: (msg: JsMsg) => Promise<void>;
   retryDelayMs: (deliveryCount: number) => number;
@@ -114,6 +120,7 @@ export class PullRunner {
   }
 
   private dispatch(msg: JsMsg): void {
+    const heartbeat = setInterval(() => msg.working(), Math.max(Math.floor(this.o.ackWaitMs / 3), 50));
     const task = this.o
       .handle(msg)
       .catch((error: unknown) => {
@@ -121,6 +128,7 @@ export class PullRunner {
         msg.nak(this.o.retryDelayMs(msg.info.deliveryCount));
       })
       .finally(() => {
+        clearInterval(heartbeat);
         this.inFlight.delete(task);
         this.slotFreed?.();
       });
