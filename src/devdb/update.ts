@@ -72,6 +72,57 @@ function setPath(doc: Doc, path: string, value: unknown): void {
   cur[parts[parts.length - 1]!] = value;
 }
 
+/**
+ * `$set` and `$inc` on plain dotted paths through sub-documents, applied directly: many-counter updates (analytics
+ * rollups `$inc` hundreds of paths at once) spent most of their time in mingo's general updater. Anything else (an
+ * array on the way, `$`/`$[]` paths, overlapping paths, a non-numeric `$inc` target) returns null and takes
+ * mingo's path, which also raises MongoDB's errors.
+ */
+function applySimple(work: Doc, modifier: Doc): string[] | null {
+  const entries: Array<[op: '$set' | '$inc', path: string[], key: string, value: unknown]> = [];
+  for (const [op, args] of Object.entries(modifier)) {
+    if ((op !== '$set' && op !== '$inc') || !isPlainObject(args)) return null;
+    for (const [key, value] of Object.entries(args)) {
+      const path = key.split('.');
+      // A numeric segment names a field of a sub-document (an array on the way is refused below).
+      if (path.some((p) => p === '' || p.startsWith('$'))) return null;
+      if (op === '$inc' && typeof value !== 'number') return null;
+      entries.push([op, path, key, value]);
+    }
+  }
+  const keys = entries.map((e) => e[2]).sort();
+  for (let i = 1; i < keys.length; i++) if (keys[i] === keys[i - 1] || keys[i]!.startsWith(`${keys[i - 1]}.`)) return null;
+  // Check every path before changing anything: the update is applied whole or handed to mingo untouched.
+  for (const [op, path] of entries) {
+    let cur: unknown = work;
+    for (let i = 0; i < path.length; i++) {
+      if (cur === undefined) break;
+      if (!isPlainObject(cur)) return null;
+      cur = cur[path[i]!];
+    }
+    if (op === '$inc' && cur !== undefined && typeof cur !== 'number') return null;
+  }
+  const changed: string[] = [];
+  for (const [op, path, key, value] of entries) {
+    let parent = work;
+    for (const p of path.slice(0, -1)) {
+      if (parent[p] === undefined) parent[p] = {};
+      parent = parent[p] as Doc;
+    }
+    const leaf = path[path.length - 1]!;
+    const old = parent[leaf];
+    if (op === '$inc') {
+      if (value === 0 && old !== undefined) continue;
+      parent[leaf] = ((old as number | undefined) ?? 0) + (value as number);
+    } else {
+      if (old !== undefined && keyOf(promote(old)) === keyOf(promote(value))) continue;
+      parent[leaf] = cloneValue(value);
+    }
+    changed.push(key);
+  }
+  return changed;
+}
+
 export interface UpdateOutcome {
   doc: Doc;
   modified: boolean;
@@ -156,7 +207,10 @@ export function computeUpdate(old: Doc | undefined, oldView: Doc | undefined, u:
     // The filter is only needed to resolve the positional `$`; compiling it for every matched document made an
     // update of n documents by {_id: {$in: [n ids]}} cost n².
     const positional = !inserting && usesPositional(modifier);
-    const changed = Object.keys(modifier).length > 0 ? applyUpdateOperators(work, modifier, positional ? filter : undefined, arrayFilters) : [];
+    const changed =
+      Object.keys(modifier).length === 0
+        ? []
+        : (applySimple(work, modifier) ?? applyUpdateOperators(work, modifier, positional ? filter : undefined, arrayFilters));
     if (!inserting && keyOf(work._id) !== keyOf(baseView._id)) throw immutableId();
     next = restoreTypes(work, base) as Doc;
     modified = changed.length > 0;

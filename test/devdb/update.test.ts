@@ -164,3 +164,31 @@ describe('devdb updates through the driver', () => {
     });
   });
 });
+
+describe('devdb many-path $set/$inc updates (the direct path) behave as MongoDB', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness();
+  });
+  after(async () => {
+    await h.stop();
+  });
+
+  it('upserts counters on dotted and numeric-named paths into sub-documents, keeping $setOnInsert for the insert only', async () => {
+    const coll = h.db.collection<{ _id: string }>('counters');
+    const update = { $setOnInsert: { kind: 'rollup' }, $inc: { 'v.country.US.c': 2, 'v.asn.15169.c': 1, 'v.ab.0.b': 0 }, $set: { 's.x': 'a' } };
+    await coll.updateOne({ _id: 'r1' }, update, { upsert: true });
+    await coll.updateOne({ _id: 'r1' }, { ...update, $setOnInsert: { kind: 'changed' } }, { upsert: true });
+    const doc = await coll.findOne({ _id: 'r1' });
+    expect(doc).to.deep.equal({ _id: 'r1', kind: 'rollup', v: { country: { US: { c: 4 } }, asn: { '15169': { c: 2 } }, ab: { '0': { b: 0 } } }, s: { x: 'a' } });
+    const same = await coll.updateOne({ _id: 'r1' }, { $set: { 's.x': 'a' }, $inc: { 'v.country.US.c': 0 } });
+    expect(same.modifiedCount, 'nothing changed').to.equal(0);
+  });
+
+  it('still updates through arrays (mingo\'s path)', async () => {
+    const coll = h.db.collection<{ _id: string }>('counters2');
+    await coll.insertOne({ _id: 'a', list: [{ n: 1 }, { n: 2 }], text: 'x' });
+    await coll.updateOne({ _id: 'a' }, { $inc: { 'list.1.n': 5 } });
+    expect((await coll.findOne({ _id: 'a' }))!.list).to.deep.equal([{ n: 1 }, { n: 7 }]);
+  });
+});
