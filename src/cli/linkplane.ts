@@ -17,6 +17,9 @@ import { PartnerStore } from '../partner/partner.store.ts';
 import { createPartner } from '../partner/partner.service.ts';
 import { Subjects } from '../platform/nats.ts';
 import { keyInfo } from '../keys/key.routes.ts';
+import { ClickStore } from '../clicks/click.store.ts';
+import { RollupStore, RollupWriter } from '../analytics/rollup.store.ts';
+import { rebuildRollups } from '../analytics/rebuild.ts';
 
 const USAGE = `linkplane <command>
 
@@ -28,6 +31,9 @@ const USAGE = `linkplane <command>
   key revoke ID
   key scopes            every scope name
   plans                 the plans, their limits and capabilities
+  analytics rebuild [--workspace ID] [--full]
+                        roll up raw clicks not yet in the analytics rollups (idempotent; safe while workers run);
+                        --full: first empty the rollups and recount every raw click still kept (stop the workers first)
 
 Environment: MONGODB_URI (default mongodb://127.0.0.1:27017/?directConnection=true), MONGODB_DB (linkplane),
 NATS_URL (nats://127.0.0.1:4222) and NATS_PREFIX, to broadcast a revocation to running processes.`;
@@ -51,6 +57,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
       scopes: { type: 'string' },
       'expires-at': { type: 'string' },
       email: { type: 'string' },
+      full: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -114,6 +121,13 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
         const revoked = await keys.revoke(required(arg, 'ID'), null);
         const broadcast = await broadcastRevocation(io.env, revoked._id);
         return print(io, { ...view(revoked), broadcast });
+      }
+      case 'analytics rebuild': {
+        const clicks = new ClickStore(db);
+        const store = new RollupStore(db);
+        await Promise.all([clicks.ensureIndexes(), store.ensureIndexes()]);
+        const writer = new RollupWriter({ client, store, clicks: clicks.clicks });
+        return print(io, await rebuildRollups({ clicks: clicks.clicks, store, writer, workspaceId: values.workspace ?? null, full: values.full === true }));
       }
       default:
         throw new UsageError(USAGE);

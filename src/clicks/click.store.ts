@@ -19,6 +19,10 @@ export interface ClickDoc extends Omit<ClickRecord, 'id' | 'ts' | 'decision'> {
   decision: StoredDecision;
   /** False until the click is in the counters: a batch whose counting failed is counted when it is redelivered. */
   counted: boolean;
+  /** True once the click is in the analytics rollups (set in the same transaction as the increments); absent on clicks stored before the rollups existed. */
+  rolled_up?: boolean | null;
+  /** When the raw click expires (TTL): the workspace plan's raw click retention, at most CLICK_RETENTION_DAYS. */
+  expire_at?: Date;
 }
 
 type CounterKind = 'destination' | 'destination_day' | 'variant';
@@ -49,7 +53,7 @@ export function utcDay(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-export function toClickDoc(click: ClickRecord): ClickDoc {
+export function toClickDoc(click: ClickRecord, expireAt?: Date): ClickDoc {
   const { id, ts, decision: d, ...rest } = click;
   const decision: StoredDecision = {
     step: d.step,
@@ -60,7 +64,9 @@ export function toClickDoc(click: ClickRecord): ClickDoc {
     destination_id: d.destinationId,
     rotator_fallback: d.rotatorFallback,
   };
-  return { _id: id, ts: new Date(ts), ...rest, decision, counted: false };
+  const doc: ClickDoc = { _id: id, ts: new Date(ts), ...rest, decision, counted: false, rolled_up: false };
+  if (expireAt) doc.expire_at = expireAt;
+  return doc;
 }
 
 function counterId(kind: CounterKind, linkId: string, key: string, day: string | null): string {
@@ -81,6 +87,9 @@ export class ClickStore {
       this.clicks.createIndexes([
         { key: { workspace_id: 1, ts: -1 }, name: 'workspace_time' },
         { key: { link_id: 1, ts: -1 }, name: 'link_time' },
+        // Raw click retention, and the analytics rebuild's search for clicks not yet rolled up.
+        { key: { expire_at: 1 }, name: 'retention_ttl', expireAfterSeconds: 0 },
+        { key: { rolled_up: 1, workspace_id: 1, ts: 1 }, name: 'rollup_pending' },
       ]),
       this.counters.createIndexes([
         { key: { link_id: 1, kind: 1, day: 1 }, name: 'link_kind_day' },
@@ -94,11 +103,14 @@ export class ClickStore {
    * the newly inserted ones, and duplicates whose counting had not completed. Any error other than a duplicate id
    * is thrown, and the batch is redelivered.
    */
-  async insert(records: readonly ClickRecord[]): Promise<ClickRecord[]> {
+  async insert(records: readonly ClickRecord[], expiresAt?: (record: ClickRecord) => Date | undefined): Promise<ClickRecord[]> {
     if (records.length === 0) return [];
     const duplicates = new Set<number>();
     try {
-      await this.clicks.insertMany(records.map(toClickDoc), { ordered: false });
+      await this.clicks.insertMany(
+        records.map((r) => toClickDoc(r, expiresAt?.(r))),
+        { ordered: false },
+      );
     } catch (error) {
       if (!(error instanceof MongoBulkWriteError)) throw error;
       const writeErrors: readonly WriteError[] = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors as WriteError];

@@ -34,6 +34,8 @@ export interface ClickIngestorOptions {
   counting?: BatchHook[];
   /** Figures derived from the counters (A/B weights): run after the batch is settled; a failure is only logged. */
   derived?: BatchHook[];
+  /** When each raw click of a batch expires (raw click retention); absent: kept until deleted. */
+  retention?: (records: readonly ClickRecord[]) => Promise<(record: ClickRecord) => Date>;
 }
 
 export class ClickIngestor {
@@ -163,7 +165,8 @@ export class ClickIngestor {
     try {
       // A message may carry many clicks (the publisher batches them): each bulk write holds at most batchSize.
       for (let i = 0; i < records.length; i += this.o.batchSize) {
-        const chunk = await this.o.store.insert(records.slice(i, i + this.o.batchSize));
+        const slice = records.slice(i, i + this.o.batchSize);
+        const chunk = await this.o.store.insert(slice, await this.o.retention?.(slice));
         await this.o.store.count(chunk);
         for (const hook of this.o.counting ?? []) await hook(chunk);
         await this.o.store.markCounted(chunk);

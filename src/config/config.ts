@@ -77,6 +77,15 @@ export interface Config {
   };
   /** Click ingestion in the worker. */
   readonly clicks: { readonly batchSize: number; readonly batchWaitMs: number; readonly healthCheckIntervalMs: number };
+  /** Analytics: rollups, raw click retention, CSV exports. */
+  readonly analytics: {
+    /** Raw clicks are kept this many days at most (a plan may keep them for less); rollups are kept regardless. */
+    readonly clickRetentionDays: number;
+    /** Ingest clicks into the rollups (off only to measure what the rollups cost). */
+    readonly rollups: boolean;
+    /** CSV exports running at once per workspace (across API pods); one more answers 429. */
+    readonly exportsPerWorkspace: number;
+  };
   /** Custom domains: where `Domain` objects are created, and what customers point their DNS at. */
   readonly domains: {
     /** `off`: no cluster (connecting a domain answers 503 not_configured). */
@@ -320,6 +329,11 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       batchSize: r.int('CLICK_BATCH_SIZE', 500, 1, 10_000),
       batchWaitMs: r.int('CLICK_BATCH_WAIT_MS', 200, 1, 60_000),
       healthCheckIntervalMs: r.int('ROTATOR_HEALTH_INTERVAL_MS', 60_000, 100, 86_400_000),
+    },
+    analytics: {
+      clickRetentionDays: r.int('CLICK_RETENTION_DAYS', 400, 1, 36_500),
+      rollups: r.boolean('ANALYTICS_ROLLUPS', true),
+      exportsPerWorkspace: r.int('ANALYTICS_EXPORTS_PER_WORKSPACE', 2, 1, 100),
     },
     domains: {
       kube: r.oneOf(

@@ -52,6 +52,8 @@ import { mcpRoutes } from '../mcp/mcp.routes.ts';
 import { AlertService } from '../alerts/alert.service.ts';
 import { alertRoutes } from '../alerts/alert.routes.ts';
 import { openApiRoutes } from '../http/openapi.routes.ts';
+import { AnalyticsService } from '../analytics/analytics.service.ts';
+import { analyticsRoutes } from '../analytics/analytics.routes.ts';
 
 /** Paths under /v1 answered without a key. */
 const PUBLIC_PATHS = new Set(['/v1/openapi.json', `/v1${PUBLIC_REPORT_PATH}`]);
@@ -188,6 +190,8 @@ export function buildApi(infra: Infra): ApiService {
     logger.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is on: webhook endpoints may target loopback and private addresses (development only)');
   }
 
+  const analytics = new AnalyticsService({ rollups: stores.rollups, links: stores.links.collection, defaultBaseUrl: config.shortLinkBaseUrl });
+
   const routes: RouteSpec[] = [
     ...keyRoutes(),
     ...workspaceRoutes(workspaces),
@@ -204,6 +208,7 @@ export function buildApi(infra: Infra): ApiService {
     ...reportRoutes(reports, { trustedProxyHops: config.redirect.trustedProxyHops, perMinute: config.reports.perMinute }),
     ...partnerDomainRoutes(customDomains, { partners: stores.partners, workspaces: stores.workspaces, defaultWorkspaceRatePerMinute: config.rateLimit.workspacePerMinute }),
     ...alertRoutes(new AlertService({ alerts: stores.alerts, links: stores.links }), config.alerts.evalIntervalMs),
+    ...analyticsRoutes(analytics, { clicks: stores.clicks.clicks, slots: stores.exportSlots, logger }),
   ];
   // The tool server's tools are the operations of the finished table, read on its first request.
   routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0' }));

@@ -23,6 +23,8 @@ import { PartnerPlanStore } from '../partner/plan.store.ts';
 import { LedgerStore } from '../partner/ledger.store.ts';
 import { ReportStore } from '../reports/report.store.ts';
 import { AlertStore } from '../alerts/alert.store.ts';
+import { RollupStore } from '../analytics/rollup.store.ts';
+import { ExportSlots } from '../analytics/export-slots.ts';
 
 /** Every store over one database; `ensureIndexes` creates what their queries need. */
 export class Stores {
@@ -49,6 +51,8 @@ export class Stores {
   readonly ledger: LedgerStore;
   readonly reports: ReportStore;
   readonly alerts: AlertStore;
+  readonly rollups: RollupStore;
+  readonly exportSlots: ExportSlots;
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -78,6 +82,8 @@ export class Stores {
       windowMs: config.redirect.passwordAttemptWindowMs,
       secretKey: config.secretKey,
     });
+    this.rollups = new RollupStore(db);
+    this.exportSlots = new ExportSlots(db, config.analytics.exportsPerWorkspace);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -102,6 +108,8 @@ export class Stores {
       this.ledger.ensureIndexes(),
       this.reports.ensureIndexes(),
       this.alerts.ensureIndexes(),
+      this.rollups.ensureIndexes(),
+      this.exportSlots.ensureIndexes(),
     ]);
   }
 }

@@ -21,6 +21,8 @@ import { DomainEvents } from '../domains/domain-events.ts';
 import { BillingJobs } from '../partner/billing-jobs.ts';
 import { AlertEvaluator, RawClickFigures } from '../alerts/alert-evaluator.ts';
 import { SubscriptionWriter } from '../partner/subscription.service.ts';
+import { RollupWriter } from '../analytics/rollup.store.ts';
+import { ClickRetention } from '../analytics/retention.ts';
 
 export interface WorkerService extends Service {
   readonly relay: OutboxRelay;
@@ -85,6 +87,9 @@ export function buildWorker(infra: Infra): WorkerService {
     onEvent: () => relay.nudge(),
   });
 
+  // Analytics rollups are counted with the clicks, exactly once per click (one transaction per batch).
+  const rollups = new RollupWriter({ client: mongo.client, store: stores.rollups, clicks: stores.clicks.clicks });
+  const retention = new ClickRetention(stores.workspaces, config.analytics.clickRetentionDays);
   const clicks = new ClickIngestor({
     nats,
     store: stores.clicks,
@@ -92,7 +97,11 @@ export function buildWorker(infra: Infra): WorkerService {
     registry: metrics.registry,
     batchSize: config.clicks.batchSize,
     batchWaitMs: config.clicks.batchWaitMs,
-    counting: [new ClickUsage({ db: mongo.db, client: mongo.client, workspaces: stores.workspaces, events: stores.events, onEvent: () => relay.nudge() }).afterCount],
+    counting: [
+      new ClickUsage({ db: mongo.db, client: mongo.client, workspaces: stores.workspaces, events: stores.events, onEvent: () => relay.nudge() }).afterCount,
+      ...(config.analytics.rollups ? [rollups.afterCount] : []),
+    ],
+    retention: (records) => retention.forBatch(records),
     derived: [
       new AbFeedback({
         client: mongo.client,

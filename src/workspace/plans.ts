@@ -28,11 +28,20 @@ export interface PlanLimits {
   rate_limit_per_minute: number | null;
 }
 
+/** How far back a plan's analytics reach: queries (rollups) and raw clicks (CSV export). */
+export interface PlanRetention {
+  /** A query range may start at most this many days ago (else 403 plan_restricted). */
+  analytics_days: number;
+  /** Raw clicks expire after this many days (or CLICK_RETENTION_DAYS when shorter). */
+  raw_click_days: number;
+}
+
 export interface Plan {
   id: string;
   name: string;
   limits: PlanLimits;
   capabilities: readonly Capability[];
+  retention: PlanRetention;
 }
 
 export const PLANS: Readonly<Record<string, Plan>> = {
@@ -41,24 +50,28 @@ export const PLANS: Readonly<Record<string, Plan>> = {
     name: 'Free',
     limits: { links: 1_000, domains: 1, tracked_clicks_per_month: 10_000, rate_limit_per_minute: null },
     capabilities: ['password', 'webhooks'],
+    retention: { analytics_days: 30, raw_click_days: 30 },
   },
   pro: {
     id: 'pro',
     name: 'Pro',
     limits: { links: 50_000, domains: 10, tracked_clicks_per_month: 1_000_000, rate_limit_per_minute: null },
     capabilities: ['targeting', 'ab_test', 'mobile', 'password', 'custom_domains', 'webhooks', 'conversions', 'analytics_export'],
+    retention: { analytics_days: 400, raw_click_days: 90 },
   },
   business: {
     id: 'business',
     name: 'Business',
     limits: { links: 1_000_000, domains: 100, tracked_clicks_per_month: 20_000_000, rate_limit_per_minute: 3_000 },
     capabilities: [...CAPABILITIES],
+    retention: { analytics_days: 1_100, raw_click_days: 400 },
   },
   enterprise: {
     id: 'enterprise',
     name: 'Enterprise',
     limits: { links: 100_000_000, domains: 10_000, tracked_clicks_per_month: 1_000_000_000, rate_limit_per_minute: 12_000 },
     capabilities: [...CAPABILITIES],
+    retention: { analytics_days: 3_700, raw_click_days: 400 },
   },
 };
 

@@ -28,6 +28,8 @@ export interface WorkspaceDoc {
   metadata?: Record<string, string>;
   /** True while the client is inactive and its partner answers its links with the suspended page. */
   redirect_suspended?: boolean;
+  /** IANA time zone analytics answer in when a request names none; absent: UTC. */
+  timezone?: string;
 }
 
 export type WorkspaceSettingsChanges = Partial<Pick<WorkspaceDoc, 'rules' | 'conversion_tracking' | 'attribution_window_days' | 'settings_updated_at'>>;

@@ -186,7 +186,7 @@ describe('devdb many-path $set/$inc updates (the direct path) behave as MongoDB'
   });
 
   it('still updates through arrays (mingo\'s path)', async () => {
-    const coll = h.db.collection<{ _id: string }>('counters2');
+    const coll = h.db.collection<{ _id: string; list?: Array<{ n: number }>; text?: string }>('counters2');
     await coll.insertOne({ _id: 'a', list: [{ n: 1 }, { n: 2 }], text: 'x' });
     await coll.updateOne({ _id: 'a' }, { $inc: { 'list.1.n': 5 } });
     expect((await coll.findOne({ _id: 'a' }))!.list).to.deep.equal([{ n: 1 }, { n: 7 }]);

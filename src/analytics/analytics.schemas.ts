@@ -1,0 +1,192 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { DateTime, Integer, Nullable, StringEnum, closed } from '../platform/schema.ts';
+import { DIMENSIONS } from './dimensions.ts';
+import { CELL_PRECISION, TOTAL_PRECISION, standardError } from './hll.ts';
+
+export const INTERVALS = ['24h', '7d', '30d', '90d', '12mo', 'all'] as const;
+export type Interval = (typeof INTERVALS)[number];
+export const GRANULARITIES = ['hour', 'day', 'week', 'month'] as const;
+export const BOTS = ['exclude', 'include', 'only'] as const;
+export type BotsMode = (typeof BOTS)[number];
+
+export const MAX_FILTER_VALUES = 50;
+export const MAX_BUCKETS = 1000;
+
+/** Up to 50 comma-separated values. */
+const list = (description: string) =>
+  Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 50 * 513,
+    pattern: `^[^,]+(?:,[^,]+){0,${MAX_FILTER_VALUES - 1}}$`,
+    description: `${description} Up to ${MAX_FILTER_VALUES} comma-separated values; a click matches when it has any of them.`,
+  }));
+
+/** The filters every analytics endpoint takes. Link filters combine with everything; visitor filters, see the tag. */
+export const FILTER_PARAMS = {
+  link_id: list('Link ids.'),
+  domain_id: list('Domain ids: clicks of links on these domains.'),
+  tag: list('Tag ids: clicks of links carrying any of these tags (tags as the links carry them now).'),
+  folder_id: list('Folder ids: clicks of links in these folders (as they are filed now).'),
+  country: list('ISO 3166-1 alpha-2 country codes, uppercase.'),
+  device: list('`desktop`, `mobile`, `tablet`.'),
+  os: list('`ios`, `android`, `windows`, `macos`, `linux`, `other`.'),
+  browser: list('Browser families as breakdowns name them (e.g. `Chrome`, `Mobile Safari`).'),
+  referer: list('Referring hosts, without `www.` (e.g. `news.ycombinator.com`).'),
+  visitor_type: list('Visitor types (`human`, `search_bot`, `ai_crawler`, …).'),
+  utm_source: list('`utm_source` of the destination the visitor was sent to.'),
+  utm_medium: list('`utm_medium` of the destination.'),
+  utm_campaign: list('`utm_campaign` of the destination.'),
+} as const;
+
+const RANGE_PARAMS = {
+  start: Type.Optional(DateTime({ description: 'Range start (ISO 8601 date-time, any offset), rounded down to the quarter-hour. Give `start` and `end`, or `interval`.' })),
+  end: Type.Optional(DateTime({ description: 'Range end, exclusive, rounded up to the quarter-hour.' })),
+  interval: Type.Optional(StringEnum(INTERVALS, {
+    description:
+      'A range ending with the current period, in `timezone`: `24h` the last 24 hours; `7d`, `30d`, `90d` that many local days ' +
+      'including today; `12mo` twelve calendar months including this one; `all` from the first click within the plan\'s retention. ' +
+      'Default `30d` when neither `interval` nor `start`/`end` is given.',
+  })),
+  timezone: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'IANA time zone the range, the buckets and the answer\'s timestamps are in (e.g. `America/New_York`); default the workspace\'s, else UTC.',
+  })),
+  bots: Type.Optional(StringEnum(BOTS, { default: 'exclude', description: '`exclude` (default) counts human traffic only, `include` everything, `only` bots.' })),
+  ...FILTER_PARAMS,
+};
+
+function query<P extends Record<string, TSchema>>(extra: P) {
+  return Type.Object({ ...RANGE_PARAMS, ...extra }, closed);
+}
+
+export const SummaryQuerySchema = query({});
+export const TimeseriesQuerySchema = query({
+  granularity: Type.Optional(StringEnum(GRANULARITIES, {
+    description: `Bucket size (weeks are ISO weeks starting Monday). Default: \`hour\` up to 2 days, \`day\` up to 92 days, else \`month\`. At most ${MAX_BUCKETS} buckets.`,
+  })),
+});
+export const BreakdownQuerySchema = query({
+  dimension: StringEnum(DIMENSIONS, { description: 'What to break the clicks down by.' }),
+  limit: Type.Optional(Integer(1, 1000, { default: 100, description: 'Rows returned, most clicks first.' })),
+});
+export const TopLinksQuerySchema = query({
+  sort: Type.Optional(StringEnum(['clicks', 'unique_visitors'] as const, { default: 'clicks' })),
+  limit: Type.Optional(Integer(1, 100, { default: 10 })),
+});
+export const ExportQuerySchema = query({});
+
+export type SummaryQuery = Static<typeof SummaryQuerySchema>;
+export type TimeseriesQuery = Static<typeof TimeseriesQuerySchema>;
+export type BreakdownQuery = Static<typeof BreakdownQuerySchema>;
+export type TopLinksQuery = Static<typeof TopLinksQuerySchema>;
+export type AnalyticsQuery = SummaryQuery & Partial<Pick<TimeseriesQuery, 'granularity'>>;
+
+const Count = Type.Integer({ minimum: 0 });
+
+export const RangeSchema = Type.Object(
+  {
+    start: Type.String({ description: 'Resolved start, ISO 8601 with the zone\'s offset' }),
+    end: Type.String({ description: 'Resolved end (exclusive)' }),
+    timezone: Type.String(),
+    interval: Nullable(StringEnum(INTERVALS), { description: 'The preset the range came from, null for start/end' }),
+  },
+  closed,
+);
+
+const Figures = {
+  clicks: Type.Integer({ minimum: 0, description: 'Clicks counted under `bots`' }),
+  human_clicks: Count,
+  bot_clicks: Count,
+  unique_visitors: Type.Integer({ minimum: 0, description: 'Estimated distinct visitors counted under `bots` (HyperLogLog)' }),
+  conversions: Count,
+  revenue: Type.Integer({ minimum: 0, description: 'Revenue of the conversions in integer minor units' }),
+};
+
+const Echo = {
+  range: RangeSchema,
+  bots: StringEnum(BOTS),
+};
+
+export const SummarySchema = Type.Object(
+  {
+    ...Echo,
+    ...Figures,
+    unique_visitors_error: Type.Number({ description: 'Relative standard error of `unique_visitors`' }),
+    previous: Type.Object({ start: Type.String(), end: Type.String(), ...Figures }, { ...closed, description: 'The same figures for the period of equal length just before' }),
+  },
+  closed,
+);
+
+export const TimeseriesSchema = Type.Object(
+  {
+    ...Echo,
+    granularity: StringEnum(GRANULARITIES),
+    data: Type.Array(
+      Type.Object(
+        {
+          start: Type.String(),
+          end: Type.String(),
+          hours: Type.Number({ description: 'Length of the bucket in hours: 23 or 25 on DST days; first and last buckets may be cut by the range' }),
+          ...Figures,
+        },
+        closed,
+      ),
+    ),
+  },
+  closed,
+);
+
+export const BreakdownSchema = Type.Object(
+  {
+    ...Echo,
+    dimension: StringEnum(DIMENSIONS),
+    total_clicks: Count,
+    unique_visitors_error: Type.Number(),
+    data: Type.Array(
+      Type.Object(
+        {
+          value: Nullable(Type.String(), { description: 'The dimension value; null when the click had none (no referer, no rule…)' }),
+          clicks: Count,
+          unique_visitors: Count,
+          conversions: Count,
+          revenue: Count,
+          share: Type.Number({ minimum: 0, maximum: 1, description: 'clicks / total_clicks' }),
+        },
+        closed,
+      ),
+    ),
+  },
+  closed,
+);
+
+export const TopLinksSchema = Type.Object(
+  {
+    ...Echo,
+    sort: StringEnum(['clicks', 'unique_visitors'] as const),
+    data: Type.Array(
+      Type.Object(
+        {
+          id: Type.String(),
+          short_url: Nullable(Type.String({ format: 'uri' }), { description: 'null for a deleted link' }),
+          url: Nullable(Type.String(), { description: 'The link\'s destination; null for a deleted link' }),
+          domain: Nullable(Type.String()),
+          slug: Nullable(Type.String()),
+          clicks: Count,
+          unique_visitors: Count,
+          conversions: Count,
+          revenue: Count,
+        },
+        closed,
+      ),
+    ),
+  },
+  closed,
+);
+
+export type Summary = Static<typeof SummarySchema>;
+export type Timeseries = Static<typeof TimeseriesSchema>;
+export type Breakdown = Static<typeof BreakdownSchema>;
+export type TopLinks = Static<typeof TopLinksSchema>;
+
+export const ERROR_BOUNDS = { totals: standardError(TOTAL_PRECISION), values: standardError(CELL_PRECISION) };

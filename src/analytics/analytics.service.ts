@@ -1,0 +1,309 @@
+// Answers the analytics endpoints from the rollups, never from raw clicks. Which rollups answer what:
+//   no link filter, no visitor filter  → workspace-level documents of the dimension asked (totals: '_');
+//   a link filter (link_id, domain_id, tag, folder_id) → the link-level documents of those links;
+//   a visitor filter on dimension F   → the cells of F (workspace level, or link level under a link filter),
+//                                       restricted to the filter's values. It combines with summary, timeseries,
+//                                       top links, and breakdowns by F or by link; a breakdown by another dimension
+//                                       would need rollups keyed by the pair and answers 422.
+import type { Collection } from 'mongodb';
+import { ValidationError } from '../platform/errors.ts';
+import type { LinkDoc } from '../links/link.store.ts';
+import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
+import type { Plan } from '../workspace/plans.ts';
+import { Hll } from './hll.ts';
+import { TOTAL, cellValue, type Dimension } from './dimensions.ts';
+import type { RollupDoc, RollupStore } from './rollup.store.ts';
+import { GRAIN_MS, HOUR_MS, DAY_MS, decompose, isoInZone, nextPeriod, periodStart, type Granularity, type Grain, type Run } from './time.ts';
+import { rangeView, resolve, type Resolved } from './query.ts';
+import {
+  ERROR_BOUNDS,
+  MAX_BUCKETS,
+  type AnalyticsQuery,
+  type Breakdown,
+  type BreakdownQuery,
+  type Summary,
+  type Timeseries,
+  type TimeseriesQuery,
+  type TopLinks,
+  type TopLinksQuery,
+} from './analytics.schemas.ts';
+
+export interface AnalyticsScope {
+  workspaceId: string;
+  workspaceZone?: string | null;
+  plan: Plan;
+}
+
+/** What a group of cells adds up to. */
+class Acc {
+  c = 0;
+  b = 0;
+  cv = 0;
+  rev = 0;
+  /** Serialised sketches, merged only for the rows shown. */
+  humans: Uint8Array[] = [];
+  bots: Uint8Array[] = [];
+
+  add(cell: { c?: number; b?: number; cv?: number; rev?: number }, sketches: { h?: { buffer: Uint8Array }; b?: { buffer: Uint8Array } } | undefined): void {
+    this.c += cell.c ?? 0;
+    this.b += cell.b ?? 0;
+    this.cv += cell.cv ?? 0;
+    this.rev += cell.rev ?? 0;
+    if (sketches?.h) this.humans.push(sketches.h.buffer);
+    if (sketches?.b) this.bots.push(sketches.b.buffer);
+  }
+
+  clicks(bots: Resolved['bots']): number {
+    return bots === 'exclude' ? this.c - this.b : bots === 'only' ? this.b : this.c;
+  }
+
+  uniques(bots: Resolved['bots']): number {
+    const parts = bots === 'exclude' ? this.humans : bots === 'only' ? this.bots : [...this.humans, ...this.bots];
+    if (parts.length === 0) return 0;
+    const sketch = new Hll(parts[0]![1]!);
+    for (const p of parts) sketch.mergeBytes(p);
+    return sketch.estimate();
+  }
+
+  figures(bots: Resolved['bots']) {
+    return { clicks: this.clicks(bots), human_clicks: this.c - this.b, bot_clicks: this.b, unique_visitors: this.uniques(bots), conversions: this.cv, revenue: this.rev };
+  }
+}
+
+interface Bucket {
+  start: number;
+  end: number;
+}
+
+/** Maps a rollup document (grain, bucket start) to the answer bucket whose runs contain it. */
+class BucketIndex {
+  private readonly runs: Array<Run & { bucket: number }> = [];
+
+  constructor(buckets: readonly Bucket[]) {
+    buckets.forEach((b, i) => {
+      for (const run of decompose(b.start, b.end)) this.runs.push({ ...run, bucket: i });
+    });
+    this.runs.sort((a, b) => a.from - b.from);
+  }
+
+  allRuns(): Run[] {
+    return this.runs;
+  }
+
+  find(grain: Grain, t: number): number {
+    // The runs partition the range (buckets are disjoint, and so are the runs of one bucket): the only run that can
+    // hold t is the last one starting at or before it. A document of another grain there is covered otherwise.
+    let lo = 0;
+    let hi = this.runs.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.runs[mid]!.from <= t) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    const r = this.runs[hi];
+    return r && r.grain === grain && t + GRAIN_MS[grain] <= r.to ? r.bucket : -1;
+  }
+}
+
+export interface AnalyticsServiceOptions {
+  rollups: RollupStore;
+  links: Collection<LinkDoc>;
+  /** Base URL of links on the default short domain (SHORT_LINK_BASE_URL). */
+  defaultBaseUrl: string;
+}
+
+type GroupBy = 'value' | 'link' | 'none';
+
+export class AnalyticsService {
+  private readonly o: AnalyticsServiceOptions;
+
+  constructor(options: AnalyticsServiceOptions) {
+    this.o = options;
+  }
+
+  resolve(scope: AnalyticsScope, query: AnalyticsQuery, now?: number): Promise<Resolved> {
+    return resolve(query, {
+      workspaceId: scope.workspaceId,
+      workspaceZone: scope.workspaceZone,
+      plan: scope.plan,
+      links: this.o.links,
+      firstBucket: () => this.o.rollups.firstBucket(scope.workspaceId),
+      now,
+    });
+  }
+
+  async summary(scope: AnalyticsScope, query: AnalyticsQuery): Promise<Summary> {
+    const r = await this.resolve(scope, query);
+    const length = r.end - r.start;
+    const previous = { start: r.start - length, end: r.start };
+    const [current, before] = await Promise.all([
+      this.collect(r, [{ start: r.start, end: r.end }], 'none'),
+      this.collect(r, [previous], 'none'),
+    ]);
+    const acc = current[0]!.get('') ?? new Acc();
+    const prev = before[0]!.get('') ?? new Acc();
+    return {
+      range: rangeView(r),
+      bots: r.bots,
+      ...acc.figures(r.bots),
+      unique_visitors_error: r.visitor ? ERROR_BOUNDS.values : ERROR_BOUNDS.totals,
+      previous: { start: isoInZone(previous.start, r.zone), end: isoInZone(previous.end, r.zone), ...prev.figures(r.bots) },
+    };
+  }
+
+  async timeseries(scope: AnalyticsScope, query: TimeseriesQuery): Promise<Timeseries> {
+    const r = await this.resolve(scope, query);
+    const granularity: Granularity = query.granularity ?? autoGranularity(r.end - r.start);
+    const buckets = timeBuckets(r.start, r.end, r.zone, granularity, query.granularity ? 'granularity' : 'interval');
+    const groups = await this.collect(r, buckets, 'none');
+    return {
+      range: rangeView(r),
+      bots: r.bots,
+      granularity,
+      data: buckets.map((b, i) => ({
+        start: isoInZone(b.start, r.zone),
+        end: isoInZone(b.end, r.zone),
+        hours: (b.end - b.start) / HOUR_MS,
+        ...(groups[i]!.get('') ?? new Acc()).figures(r.bots),
+      })),
+    };
+  }
+
+  async breakdown(scope: AnalyticsScope, query: BreakdownQuery): Promise<Breakdown> {
+    const r = await this.resolve(scope, query);
+    const dimension = query.dimension;
+    if (r.visitor && dimension !== r.visitor.dim && dimension !== 'link') {
+      throw new ValidationError([
+        {
+          path: 'dimension',
+          message: `a breakdown by ${dimension} cannot be filtered on ${r.visitor.dim}: with a ${r.visitor.dim} filter, break down by ${r.visitor.dim} or link`,
+        },
+      ]);
+    }
+    const groups = (await this.collect(r, [{ start: r.start, end: r.end }], dimension === 'link' ? 'link' : 'value', dimension))[0]!;
+    let total = 0;
+    for (const acc of groups.values()) total += acc.clicks(r.bots);
+    const rows = [...groups.entries()]
+      .map(([key, acc]) => ({ key, acc, clicks: acc.clicks(r.bots) }))
+      .filter((row) => row.clicks > 0 || row.acc.cv > 0)
+      .sort((a, b) => b.clicks - a.clicks || compareKeys(a.key, b.key))
+      .slice(0, query.limit ?? 100);
+    return {
+      range: rangeView(r),
+      bots: r.bots,
+      dimension,
+      total_clicks: total,
+      unique_visitors_error: ERROR_BOUNDS.values,
+      data: rows.map(({ key, acc, clicks }) => ({
+        value: dimension === 'link' ? key : cellValue(key),
+        clicks,
+        unique_visitors: acc.uniques(r.bots),
+        conversions: acc.cv,
+        revenue: acc.rev,
+        share: total === 0 ? 0 : clicks / total,
+      })),
+    };
+  }
+
+  async topLinks(scope: AnalyticsScope, query: TopLinksQuery): Promise<TopLinks> {
+    const r = await this.resolve(scope, query);
+    const sort = query.sort ?? 'clicks';
+    const groups = (await this.collect(r, [{ start: r.start, end: r.end }], 'link', 'link'))[0]!;
+    const rows = [...groups.entries()]
+      .map(([id, acc]) => ({ id, acc, clicks: acc.clicks(r.bots), uniques: -1 }))
+      .filter((row) => row.clicks > 0);
+    if (sort === 'unique_visitors') for (const row of rows) row.uniques = row.acc.uniques(r.bots);
+    rows.sort((a, b) => (sort === 'clicks' ? b.clicks - a.clicks : b.uniques - a.uniques || b.clicks - a.clicks) || (a.id < b.id ? -1 : 1));
+    const top = rows.slice(0, query.limit ?? 10);
+    const docs = await this.o.links
+      .find({ _id: { $in: top.map((row) => row.id) }, workspace_id: r.workspaceId }, { projection: { domain_id: 1, domain: 1, slug: 1, url: 1 } })
+      .toArray();
+    const byId = new Map(docs.map((d) => [d._id, d]));
+    return {
+      range: rangeView(r),
+      bots: r.bots,
+      sort,
+      data: top.map(({ id, acc, clicks, uniques }) => {
+        const link = byId.get(id);
+        const base = link ? (link.domain_id === DEFAULT_DOMAIN_ID ? this.o.defaultBaseUrl : `https://${link.domain}`) : null;
+        return {
+          id,
+          short_url: link ? `${base}/${link.slug}` : null,
+          url: link?.url ?? null,
+          domain: link?.domain ?? null,
+          slug: link?.slug ?? null,
+          clicks,
+          unique_visitors: uniques >= 0 ? uniques : acc.uniques(r.bots),
+          conversions: acc.cv,
+          revenue: acc.rev,
+        };
+      }),
+    };
+  }
+
+  /**
+   * Sums the rollup cells into each bucket, grouped by value (a breakdown), by link, or not at all; the visitor
+   * filter restricts the cells of its dimension.
+   */
+  private async collect(r: Resolved, buckets: readonly Bucket[], groupBy: GroupBy, dimension?: Dimension): Promise<Array<Map<string, Acc>>> {
+    const out = buckets.map(() => new Map<string, Acc>());
+    const index = new BucketIndex(buckets);
+    const filter = r.visitor;
+    // Which documents: link level when links are chosen, or when grouping by link under a visitor filter.
+    const byLinkDocs = groupBy === 'link' && (filter !== null || r.links !== null);
+    const links: readonly string[] | null | 'all-links' = r.links ?? (byLinkDocs ? 'all-links' : null);
+    // Which cells: the filter's dimension, else the breakdown's, else the totals.
+    const dim: Dimension | typeof TOTAL = filter ? filter.dim : groupBy === 'value' ? dimension! : groupBy === 'link' && links === null ? 'link' : TOTAL;
+    const docs = this.o.rollups.read({ workspaceId: r.workspaceId, links, dimension: dim, runs: index.allRuns(), sketches: true });
+    for await (const doc of docs) {
+      const bucket = index.find(doc.g, doc.t.getTime());
+      if (bucket < 0) continue;
+      const groups = out[bucket]!;
+      const cells = doc.v?.[dim];
+      if (!cells) continue;
+      const sketches = doc.s?.[dim];
+      for (const key in cells) {
+        if (filter && !filter.keys.has(key)) continue;
+        const group = groupBy === 'none' ? '' : groupBy === 'link' ? (links === null ? cellValue(key)! : doc.l) : key;
+        let acc = groups.get(group);
+        if (!acc) groups.set(group, (acc = new Acc()));
+        acc.add(cells[key]!, sketches?.[key]);
+      }
+    }
+    return out;
+  }
+}
+
+function compareKeys(a: string, b: string): number {
+  // null values last, then by value.
+  if (a === b) return 0;
+  if (a === '~') return 1;
+  if (b === '~') return -1;
+  return a < b ? -1 : 1;
+}
+
+export function autoGranularity(lengthMs: number): Granularity {
+  if (lengthMs <= 2 * DAY_MS) return 'hour';
+  if (lengthMs <= 92 * DAY_MS) return 'day';
+  return 'month';
+}
+
+/** Zero-filled local buckets of the granularity covering [start, end); the first and last cut by the range. */
+export function timeBuckets(start: number, end: number, zone: string, granularity: Granularity, parameter: string): Bucket[] {
+  const buckets: Bucket[] = [];
+  let from = start;
+  let period = periodStart(start, zone, granularity);
+  while (from < end) {
+    let next = nextPeriod(period, zone, granularity);
+    if (next <= from) next = from + HOUR_MS; // never loop on a zone quirk
+    buckets.push({ start: from, end: Math.min(next, end) });
+    if (buckets.length > MAX_BUCKETS) {
+      throw new ValidationError([{ path: parameter, message: `the range holds more than ${MAX_BUCKETS} ${granularity} buckets; choose a coarser granularity or a shorter range` }]);
+    }
+    from = next;
+    period = next;
+  }
+  return buckets;
+}
+
+export type { RollupDoc };

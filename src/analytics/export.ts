@@ -1,0 +1,148 @@
+// GET /analytics/export.csv: the raw clicks of a range, streamed from a MongoDB cursor through csv-stringify, one row
+// per click, oldest first. Memory stays constant (the cursor is read as the socket drains); a client that goes away
+// destroys the pipeline, which closes the cursor. Cells a spreadsheet would run as a formula are neutralised by
+// csv-stringify's `escape_formulas` (a leading `'`). The IP column holds only what the redirect stored (a truncated
+// address or a keyed hash, per IP_STORAGE; empty when none): the address itself is never stored.
+import { Readable, pipeline, type Transform } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import type { Collection, Filter } from 'mongodb';
+import type { ClickDoc } from '../clicks/click.store.ts';
+import type { ClickRecord } from '../clicks/click-record.ts';
+import type { Logger } from '../platform/logger.ts';
+import { RateLimitedError } from '../platform/errors.ts';
+import { dimensionValues, isBot } from './dimensions.ts';
+import { fromClickDoc } from './raw-click.ts';
+import { isoInZone } from './time.ts';
+import type { Resolved } from './query.ts';
+import { LEASE_MS, type ExportSlots } from './export-slots.ts';
+
+export const EXPORT_COLUMNS = [
+  'click_id',
+  'timestamp',
+  'local_time',
+  'link_id',
+  'domain',
+  'slug',
+  'destination',
+  'outcome',
+  'country',
+  'region',
+  'city',
+  'asn',
+  'device',
+  'os',
+  'browser',
+  'language',
+  'referer',
+  'referer_url',
+  'visitor_type',
+  'bot',
+  'verified_bot',
+  'bot_name',
+  'proxy_type',
+  'quality',
+  'visit',
+  'ab_variant',
+  'rotator_destination',
+  'rule',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'ip',
+] as const;
+
+/** Whether a raw click is counted by the request's filters (the same definitions the rollups were built with). */
+export function matches(click: ClickRecord, r: Pick<Resolved, 'bots' | 'links' | 'visitor'>, linkSet: ReadonlySet<string> | null): boolean {
+  const bot = isBot(click.visitor.visitor_type);
+  if (r.bots === 'exclude' && bot) return false;
+  if (r.bots === 'only' && !bot) return false;
+  if (linkSet && !linkSet.has(click.link_id)) return false;
+  if (r.visitor) {
+    const value = dimensionValues(click)[r.visitor.dim];
+    if (value === null || !r.visitor.values.has(value)) return false;
+  }
+  return true;
+}
+
+function row(click: ClickRecord, zone: string): unknown[] {
+  const v = click.visitor;
+  const d = dimensionValues(click);
+  const ms = Date.parse(click.ts);
+  return [
+    click.id,
+    new Date(ms).toISOString(),
+    isoInZone(ms, zone),
+    click.link_id,
+    click.domain,
+    click.slug,
+    click.destination,
+    click.outcome,
+    v.country,
+    v.region,
+    v.city,
+    v.asn,
+    v.device,
+    v.os,
+    v.browser,
+    v.language,
+    d.referer,
+    v.referer,
+    v.visitor_type,
+    isBot(v.visitor_type),
+    v.verified_bot,
+    v.bot_name,
+    v.proxy_type,
+    v.quality,
+    v.visit,
+    d.ab_variant,
+    d.rotator_destination,
+    d.rule,
+    d.utm_source,
+    d.utm_medium,
+    d.utm_campaign,
+    v.ip,
+  ];
+}
+
+export interface ExportOptions {
+  clicks: Collection<ClickDoc>;
+  slots: ExportSlots;
+  logger: Logger;
+}
+
+/** Starts an export: takes a slot (429 when the workspace's are all busy) and returns the CSV stream. */
+export async function exportClicks(o: ExportOptions, r: Resolved): Promise<Transform> {
+  const slot = await o.slots.acquire(r.workspaceId);
+  if ('retryAfterSeconds' in slot) throw new RateLimitedError(slot.retryAfterSeconds);
+
+  const filter: Filter<ClickDoc> = { workspace_id: r.workspaceId, ts: { $gte: new Date(r.start), $lt: new Date(r.end) } };
+  if (r.links) filter.link_id = { $in: r.links };
+  // Visitor fields stored as such narrow the read; the others are checked on each click.
+  const direct: Partial<Record<string, string>> = { country: 'visitor.country', device: 'visitor.device', os: 'visitor.os', browser: 'visitor.browser', visitor_type: 'visitor.visitor_type' };
+  if (r.visitor && direct[r.visitor.dim]) (filter as Record<string, unknown>)[direct[r.visitor.dim]!] = { $in: [...r.visitor.values] };
+  const linkSet = r.links ? new Set(r.links) : null;
+  const cursor = o.clicks.find(filter, { batchSize: 1000 }).sort({ ts: 1 });
+
+  const renew = setInterval(() => void slot.renew().catch((error: unknown) => o.logger.warn({ err: error }, 'export slot not renewed')), LEASE_MS / 3);
+  renew.unref();
+  const source = Readable.from(
+    (async function* () {
+      try {
+        for await (const doc of cursor) {
+          const click = fromClickDoc(doc);
+          if (matches(click, r, linkSet)) yield row(click, r.zone);
+        }
+      } finally {
+        await cursor.close();
+      }
+    })(),
+    { highWaterMark: 256 },
+  );
+  const csv = stringify({ header: true, columns: [...EXPORT_COLUMNS], escape_formulas: true, cast: { boolean: (b) => (b ? 'true' : 'false') } });
+  pipeline(source, csv, (error) => {
+    clearInterval(renew);
+    void slot.release().catch((e: unknown) => o.logger.warn({ err: e }, 'export slot not released; it frees itself when its lease ends'));
+    if (error && error.code !== 'ERR_STREAM_PREMATURE_CLOSE') o.logger.warn({ err: error, workspace: r.workspaceId }, 'CSV export ended early');
+  });
+  return csv;
+}

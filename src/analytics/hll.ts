@@ -1,0 +1,147 @@
+// HyperLogLog (Flajolet, Fusy, Gandouet, Meunier 2007) with a 64-bit hash, linear counting for small cardinalities
+// and a sparse serialised form, so a bucket with three visitors costs a few bytes, not 2^p. Sketches merge by taking
+// the larger register, so unique visitors of any set of buckets (a range, a bucket of a time series, several values
+// of a filter) are the estimate of the merged sketch. Standard error: 1.04 / sqrt(2^p).
+// No maintained npm package offered a mergeable, serialisable sketch with a stable byte format, hence this one.
+import { createHash } from 'node:crypto';
+
+/** Precision of the sketches kept for totals (a workspace's or a link's clicks): 16,384 registers, 0.81 % error. */
+export const TOTAL_PRECISION = 14;
+/** Precision of the sketches kept per dimension value (a country, a browser…): 1,024 registers, 3.25 % error. */
+export const CELL_PRECISION = 10;
+
+export function standardError(precision: number): number {
+  return 1.04 / Math.sqrt(2 ** precision);
+}
+
+/** A visitor's 64-bit hash as two unsigned 32-bit words; hashed once per click, used by every sketch. */
+export interface VisitorHash {
+  hi: number;
+  lo: number;
+}
+
+export function hashVisitor(visitorId: string): VisitorHash {
+  const digest = createHash('sha1').update(visitorId).digest();
+  return { hi: digest.readUInt32BE(0), lo: digest.readUInt32BE(4) };
+}
+
+/** Register index and rank (position of the first 1 bit after the index bits, 1-based) of a hash at precision p. */
+export function registerOf(hash: VisitorHash, p: number): { index: number; rank: number } {
+  const index = hash.hi >>> (32 - p);
+  const rest = (hash.hi << p) >>> 0;
+  if (rest !== 0) return { index, rank: Math.clz32(rest) + 1 };
+  return { index, rank: 32 - p + (hash.lo === 0 ? 32 : Math.clz32(hash.lo)) + 1 };
+}
+
+const DENSE = 0;
+const SPARSE = 1;
+
+export class Hll {
+  readonly p: number;
+  readonly registers: Uint8Array;
+
+  constructor(p: number, registers?: Uint8Array) {
+    if (!Number.isInteger(p) || p < 4 || p > 16) throw new RangeError(`HyperLogLog precision ${p} is outside 4..16`);
+    this.p = p;
+    this.registers = registers ?? new Uint8Array(2 ** p);
+  }
+
+  add(hash: VisitorHash): boolean {
+    const { index, rank } = registerOf(hash, this.p);
+    return this.set(index, rank);
+  }
+
+  set(index: number, rank: number): boolean {
+    if (rank <= this.registers[index]!) return false;
+    this.registers[index] = rank;
+    return true;
+  }
+
+  /** Takes the larger register of each pair (the union of both visitor sets). Precisions must match. */
+  merge(other: Hll): this {
+    if (other.p !== this.p) throw new RangeError(`cannot merge HyperLogLog sketches of precision ${this.p} and ${other.p}`);
+    const a = this.registers;
+    const b = other.registers;
+    for (let i = 0; i < a.length; i++) if (b[i]! > a[i]!) a[i] = b[i]!;
+    return this;
+  }
+
+  estimate(): number {
+    const m = this.registers.length;
+    let sum = 0;
+    let zeros = 0;
+    for (let i = 0; i < m; i++) {
+      const r = this.registers[i]!;
+      sum += 2 ** -r;
+      if (r === 0) zeros++;
+    }
+    const alpha = m === 16 ? 0.673 : m === 32 ? 0.697 : m === 64 ? 0.709 : 0.7213 / (1 + 1.079 / m);
+    const raw = (alpha * m * m) / sum;
+    // Small range: linear counting is the better estimator while registers are still empty.
+    if (raw <= 2.5 * m && zeros > 0) return Math.round(m * Math.log(m / zeros));
+    return Math.round(raw);
+  }
+
+  isEmpty(): boolean {
+    return this.registers.every((r) => r === 0);
+  }
+
+  /**
+   * Bytes: `[format, p, ...]`. Sparse: (index, rank) pairs, index big-endian on 2 bytes and rank on 1, while that is
+   * smaller than the dense form (one byte per register).
+   */
+  toBytes(): Uint8Array {
+    const m = this.registers.length;
+    let used = 0;
+    for (let i = 0; i < m; i++) if (this.registers[i] !== 0) used++;
+    if (used * 3 < m) {
+      const out = new Uint8Array(2 + used * 3);
+      out[0] = SPARSE;
+      out[1] = this.p;
+      let o = 2;
+      for (let i = 0; i < m; i++) {
+        const r = this.registers[i]!;
+        if (r === 0) continue;
+        out[o] = i >>> 8;
+        out[o + 1] = i & 0xff;
+        out[o + 2] = r;
+        o += 3;
+      }
+      return out;
+    }
+    const out = new Uint8Array(2 + m);
+    out[0] = DENSE;
+    out[1] = this.p;
+    out.set(this.registers, 2);
+    return out;
+  }
+
+  static fromBytes(bytes: Uint8Array): Hll {
+    if (bytes.length < 2) throw new RangeError('not a HyperLogLog sketch');
+    const sketch = new Hll(bytes[1]!);
+    sketch.mergeBytes(bytes);
+    return sketch;
+  }
+
+  /** Merges a serialised sketch without building it first (the query path merges thousands). */
+  mergeBytes(bytes: Uint8Array): this {
+    if (bytes.length < 2 || bytes[1] !== this.p) throw new RangeError(`not a HyperLogLog sketch of precision ${this.p}`);
+    const a = this.registers;
+    if (bytes[0] === DENSE) {
+      if (bytes.length !== 2 + a.length) throw new RangeError('truncated HyperLogLog sketch');
+      for (let i = 0; i < a.length; i++) {
+        const r = bytes[i + 2]!;
+        if (r > a[i]!) a[i] = r;
+      }
+      return this;
+    }
+    if (bytes[0] !== SPARSE || (bytes.length - 2) % 3 !== 0) throw new RangeError('malformed HyperLogLog sketch');
+    for (let o = 2; o < bytes.length; o += 3) {
+      const index = (bytes[o]! << 8) | bytes[o + 1]!;
+      if (index >= a.length) throw new RangeError('malformed HyperLogLog sketch');
+      const r = bytes[o + 2]!;
+      if (r > a[index]!) a[index] = r;
+    }
+    return this;
+  }
+}

@@ -1,0 +1,52 @@
+// `linkplane analytics rebuild`: rolls up raw clicks that are not in the rollups yet (clicks stored before the
+// rollups existed, or by a deployment that ran with ANALYTICS_ROLLUPS off), through the ingester's own exactly-once
+// path, so running it twice, or while the workers ingest, adds nothing twice. `full` first empties the workspace's
+// rollups and marks its raw clicks as not rolled up: run that with the workers stopped, and know that clicks past
+// their raw retention can no longer be counted.
+import type { Collection, Filter } from 'mongodb';
+import type { ClickDoc } from '../clicks/click.store.ts';
+import type { RollupStore, RollupWriter } from './rollup.store.ts';
+import { fromClickDoc } from './raw-click.ts';
+
+export interface RebuildResult {
+  workspace_id: string | null;
+  full: boolean;
+  rollups_deleted: number;
+  clicks_scanned: number;
+  clicks_rolled_up: number;
+}
+
+export async function rebuildRollups(options: {
+  clicks: Collection<ClickDoc>;
+  store: RollupStore;
+  writer: RollupWriter;
+  workspaceId: string | null;
+  full: boolean;
+  batchSize?: number;
+  onProgress?: (rolledUp: number) => void;
+}): Promise<RebuildResult> {
+  const { clicks, store, writer, workspaceId, full } = options;
+  const scope: Filter<ClickDoc> = workspaceId === null ? {} : { workspace_id: workspaceId };
+  let rollupsDeleted = 0;
+  if (full) {
+    if (workspaceId === null) rollupsDeleted = (await store.rollups.deleteMany({})).deletedCount;
+    else rollupsDeleted = await store.deleteWorkspace(workspaceId);
+    await clicks.updateMany(scope, { $set: { rolled_up: false } });
+  }
+  const batchSize = options.batchSize ?? 1000;
+  let scanned = 0;
+  let rolledUp = 0;
+  for (;;) {
+    const page = await clicks
+      .find({ rolled_up: { $in: [false, null] }, ...scope })
+      .sort({ ts: 1 })
+      .limit(batchSize)
+      .toArray();
+    if (page.length === 0) break;
+    scanned += page.length;
+    const fresh = await writer.rollUp(page.map(fromClickDoc));
+    rolledUp += fresh.length;
+    options.onProgress?.(rolledUp);
+  }
+  return { workspace_id: workspaceId, full, rollups_deleted: rollupsDeleted, clicks_scanned: scanned, clicks_rolled_up: rolledUp };
+}

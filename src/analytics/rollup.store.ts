@@ -1,0 +1,381 @@
+// The analytics rollups: per UTC quarter-hour, hour and day, the clicks (all and bots), conversions and revenue of
+// every dimension value, with a HyperLogLog sketch of the human and of the bot visitors of each. Two families of
+// documents hold them:
+//   workspace level, one document per (workspace, grain, bucket, dimension): `l` is '', `d` the dimension ('_': totals);
+//   link level, one document per (workspace, link, grain, bucket) holding every dimension: `l` the link id, `d` '*'.
+// Cells sit at `v.<dimension>.<value key>` ({c, b, cv, rev}) and their sketches at `s.<dimension>.<value key>`
+// ({h, b}: serialised sketches). Counts are `$inc`ed; sketches are read, merged and written back, which is why the
+// ingester writes a batch's rollups in one transaction (see RollupWriter.rollUp).
+import { Binary, type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, type Document, type Filter, type MongoClient } from 'mongodb';
+import type { ClickRecord } from '../clicks/click-record.ts';
+import type { ClickDoc } from '../clicks/click.store.ts';
+import { CELL_PRECISION, Hll, TOTAL_PRECISION, hashVisitor, registerOf } from './hll.ts';
+import { DIMENSIONS, TOTAL, cellKey, dimensionValues, isBot, type Dimension } from './dimensions.ts';
+import { GRAIN_MS, bucketStart, type Grain, type Run } from './time.ts';
+
+export interface CellCounts {
+  /** Clicks, bots included. */
+  c: number;
+  /** Bot clicks. */
+  b: number;
+  /** Conversions attributed to clicks of the cell. */
+  cv: number;
+  /** Revenue of those conversions, in integer minor units. */
+  rev: number;
+}
+
+export interface CellSketches {
+  h?: Binary;
+  b?: Binary;
+}
+
+export interface RollupDoc {
+  _id: string;
+  w: string;
+  /** '' at workspace level, else the link id. */
+  l: string;
+  g: Grain;
+  t: Date;
+  /** The dimension at workspace level ('_' for the totals), '*' at link level. */
+  d: string;
+  v: Record<string, Record<string, CellCounts>>;
+  s?: Record<string, Record<string, CellSketches>>;
+}
+
+export const LINK_LEVEL = '*';
+const GRAINS: readonly Grain[] = ['q', 'h', 'd'];
+
+function docId(w: string, l: string, g: Grain, t: number, d: string): string {
+  return `${w}|${l}|${g}|${t}|${d}`;
+}
+
+/** One cell's increments within a batch. */
+interface CellAcc {
+  dim: string;
+  key: string;
+  c: number;
+  b: number;
+  cv: number;
+  rev: number;
+  /** Packed `index << 8 | rank` register updates of human and bot visitors. */
+  humans: number[];
+  bots: number[];
+}
+
+interface DocAcc {
+  w: string;
+  l: string;
+  g: Grain;
+  t: number;
+  d: string;
+  cells: Map<string, CellAcc>;
+}
+
+export interface Increment {
+  clicks: boolean;
+  conversions: number;
+  revenue: number;
+}
+
+const CLICK: Increment = { clicks: true, conversions: 0, revenue: 0 };
+
+/** Builds a batch's increments per rollup document: quarter-hours first, hours and days summed from them. */
+class BatchRollup {
+  private readonly quarters = new Map<string, DocAcc>();
+
+  add(click: ClickRecord, inc: Increment): void {
+    const ms = Date.parse(click.ts);
+    const t = bucketStart(ms, 'q');
+    const bot = isBot(click.visitor.visitor_type);
+    const hash = inc.clicks ? hashVisitor(click.visitor.visitor_id) : null;
+    const total = hash ? registerOf(hash, TOTAL_PRECISION) : null;
+    const cell = hash ? registerOf(hash, CELL_PRECISION) : null;
+    const totalReg = total ? (total.index << 8) | total.rank : -1;
+    const cellReg = cell ? (cell.index << 8) | cell.rank : -1;
+    const values = dimensionValues(click);
+    const linkDoc = this.doc(click.workspace_id, click.link_id, t, LINK_LEVEL);
+    this.count(this.doc(click.workspace_id, '', t, TOTAL), TOTAL, TOTAL, inc, bot, totalReg);
+    this.count(linkDoc, TOTAL, TOTAL, inc, bot, totalReg);
+    for (const dim of DIMENSIONS) {
+      const key = cellKey(values[dim]);
+      this.count(this.doc(click.workspace_id, '', t, dim), dim, key, inc, bot, cellReg);
+      this.count(linkDoc, dim, key, inc, bot, cellReg);
+    }
+  }
+
+  private doc(w: string, l: string, t: number, d: string): DocAcc {
+    const id = docId(w, l, 'q', t, d);
+    let doc = this.quarters.get(id);
+    if (!doc) this.quarters.set(id, (doc = { w, l, g: 'q', t, d, cells: new Map() }));
+    return doc;
+  }
+
+  private count(doc: DocAcc, dim: string, key: string, inc: Increment, bot: boolean, reg: number): void {
+    const id = dim === TOTAL ? TOTAL : `${dim}\u0000${key}`;
+    let cell = doc.cells.get(id);
+    if (!cell) doc.cells.set(id, (cell = { dim, key, c: 0, b: 0, cv: 0, rev: 0, humans: [], bots: [] }));
+    if (inc.clicks) {
+      cell.c++;
+      if (bot) {
+        cell.b++;
+        cell.bots.push(reg);
+      } else cell.humans.push(reg);
+    }
+    cell.cv += inc.conversions;
+    cell.rev += inc.revenue;
+  }
+
+  /** Every document of the batch at each grain. */
+  documents(): DocAcc[] {
+    const out = new Map<string, DocAcc>();
+    for (const q of this.quarters.values()) {
+      out.set(docId(q.w, q.l, 'q', q.t, q.d), q);
+      for (const g of ['h', 'd'] as const) {
+        const t = bucketStart(q.t, g);
+        const id = docId(q.w, q.l, g, t, q.d);
+        let doc = out.get(id);
+        if (!doc) out.set(id, (doc = { w: q.w, l: q.l, g, t, d: q.d, cells: new Map() }));
+        for (const [cid, cell] of q.cells) {
+          const into = doc.cells.get(cid);
+          if (!into) doc.cells.set(cid, { ...cell, humans: cell.humans, bots: cell.bots });
+          else {
+            into.c += cell.c;
+            into.b += cell.b;
+            into.cv += cell.cv;
+            into.rev += cell.rev;
+            into.humans = into.humans.concat(cell.humans);
+            into.bots = into.bots.concat(cell.bots);
+          }
+        }
+      }
+    }
+    return [...out.values()];
+  }
+}
+
+/**
+ * The stored sketch with the batch's register updates applied, serialised; null when nothing changed. Small sketches
+ * stay sparse and are merged without expanding them to 2^p registers (most cells hold a handful of visitors).
+ */
+function applyRegisters(existing: Binary | undefined, packed: number[], precision: number): Binary | null {
+  if (packed.length === 0) return null;
+  const stored = existing?.buffer;
+  const m = 2 ** precision;
+  if (!stored || (stored[0] === 1 && (stored.length - 2) / 3 + packed.length < m / 3)) {
+    const ranks = new Map<number, number>();
+    if (stored) for (let o = 2; o < stored.length; o += 3) ranks.set((stored[o]! << 8) | stored[o + 1]!, stored[o + 2]!);
+    let changed = !stored;
+    for (const r of packed) {
+      const index = r >>> 8;
+      const rank = r & 0xff;
+      if (rank > (ranks.get(index) ?? 0)) {
+        ranks.set(index, rank);
+        changed = true;
+      }
+    }
+    if (!changed) return null;
+    const sorted = [...ranks.entries()].sort((a, b) => a[0] - b[0]);
+    const out = new Uint8Array(2 + sorted.length * 3);
+    out[0] = 1;
+    out[1] = precision;
+    let o = 2;
+    for (const [index, rank] of sorted) {
+      out[o] = index >>> 8;
+      out[o + 1] = index & 0xff;
+      out[o + 2] = rank;
+      o += 3;
+    }
+    return new Binary(out);
+  }
+  const sketch = new Hll(precision);
+  sketch.mergeBytes(stored);
+  let changed = false;
+  for (const r of packed) if (sketch.set(r >>> 8, r & 0xff)) changed = true;
+  return changed ? new Binary(sketch.toBytes()) : null;
+}
+
+export class RollupStore {
+  readonly rollups: Collection<RollupDoc>;
+
+  constructor(db: Db) {
+    this.rollups = db.collection<RollupDoc>('analytics_rollups');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.rollups.createIndexes([
+      // Workspace-level reads (a dimension or the totals over time) and reads of chosen links.
+      { key: { w: 1, l: 1, d: 1, g: 1, t: 1 }, name: 'workspace_link_dimension_time' },
+      // Every link of a workspace over time (top links under a visitor filter).
+      { key: { w: 1, d: 1, g: 1, t: 1 }, name: 'workspace_dimension_time' },
+    ]);
+  }
+
+  /**
+   * Adds clicks (or conversions) to the rollups. Counts are `$inc`ed, sketches read and rewritten: pass the session
+   * of a transaction so a concurrent writer of the same bucket makes one of the two retry instead of losing a sketch
+   * update, and so the batch is counted entirely or not at all.
+   */
+  async apply(clicks: readonly ClickRecord[], options: { session?: ClientSession; increment?: Increment } = {}): Promise<void> {
+    if (clicks.length === 0) return;
+    const batch = new BatchRollup();
+    const inc = options.increment ?? CLICK;
+    for (const click of clicks) batch.add(click, inc);
+    const docs = batch.documents();
+    const session = options.session;
+
+    // Current sketches of the cells this batch adds visitors to.
+    const paths = new Set<string>();
+    const withVisitors = docs.filter((doc) => {
+      let any = false;
+      for (const cell of doc.cells.values()) {
+        if (cell.humans.length + cell.bots.length === 0) continue;
+        paths.add(`s.${cell.dim}.${cell.key}`);
+        any = true;
+      }
+      return any;
+    });
+    const existing = new Map<string, RollupDoc>();
+    if (withVisitors.length > 0) {
+      const projection: Document = {};
+      for (const p of paths) projection[p] = 1;
+      const ids = withVisitors.map((d) => docId(d.w, d.l, d.g, d.t, d.d));
+      for (const doc of await this.rollups.find({ _id: { $in: ids } }, { projection, session }).toArray()) existing.set(doc._id, doc);
+    }
+
+    const ops: AnyBulkWriteOperation<RollupDoc>[] = docs.map((doc) => {
+      const _id = docId(doc.w, doc.l, doc.g, doc.t, doc.d);
+      const $inc: Record<string, number> = {};
+      const $set: Record<string, unknown> = {};
+      const stored = existing.get(_id)?.s;
+      for (const cell of doc.cells.values()) {
+        const base = `v.${cell.dim}.${cell.key}`;
+        // Only what changes: a missing counter reads as 0.
+        if (cell.c !== 0) $inc[`${base}.c`] = cell.c;
+        if (cell.b !== 0) $inc[`${base}.b`] = cell.b;
+        if (cell.cv !== 0) $inc[`${base}.cv`] = cell.cv;
+        if (cell.rev !== 0) $inc[`${base}.rev`] = cell.rev;
+        const precision = cell.dim === TOTAL ? TOTAL_PRECISION : CELL_PRECISION;
+        const sketches = stored?.[cell.dim]?.[cell.key];
+        const h = applyRegisters(sketches?.h, cell.humans, precision);
+        const b = applyRegisters(sketches?.b, cell.bots, precision);
+        if (h) $set[`s.${cell.dim}.${cell.key}.h`] = h;
+        if (b) $set[`s.${cell.dim}.${cell.key}.b`] = b;
+      }
+      const update: Document = { $setOnInsert: { w: doc.w, l: doc.l, g: doc.g, t: new Date(doc.t), d: doc.d } };
+      if (Object.keys($inc).length > 0) update.$inc = $inc;
+      if (Object.keys($set).length > 0) update.$set = $set;
+      return { updateOne: { filter: { _id }, update, upsert: true } };
+    });
+    // Bounded bulk writes: a batch over many links may touch thousands of documents.
+    for (let i = 0; i < ops.length; i += 1000) await this.rollups.bulkWrite(ops.slice(i, i + 1000), { ordered: false, session });
+  }
+
+  /**
+   * For the conversions feature: adds conversions (and revenue, in integer minor units) to every cell of the click
+   * they are attributed to, in the same buckets as its click. Pass the session of the transaction that records the
+   * conversion, so a conversion is counted once.
+   */
+  addConversions(click: ClickRecord, conversions: number, revenueMinor: number, session?: ClientSession): Promise<void> {
+    return this.apply([click], { session, increment: { clicks: false, conversions, revenue: revenueMinor } });
+  }
+
+  /** Rollup documents of a workspace for the given runs of buckets, level and dimension, with the fields asked. */
+  async *read(query: {
+    workspaceId: string;
+    /** null: workspace level; an array: those links; 'all-links': every link-level document. */
+    links: readonly string[] | null | 'all-links';
+    dimension: Dimension | typeof TOTAL;
+    runs: readonly Run[];
+    sketches: boolean;
+  }): AsyncGenerator<RollupDoc> {
+    const { workspaceId: w, links, dimension, runs } = query;
+    if (Array.isArray(links) && links.length === 0) return;
+    const base: Filter<RollupDoc> =
+      links === null ? { w, l: '', d: dimension } : links === 'all-links' ? { w, d: LINK_LEVEL } : { w, l: { $in: [...links] }, d: LINK_LEVEL };
+    const projection: Document = { _id: 0, l: 1, g: 1, t: 1, [`v.${dimension}`]: 1 };
+    if (query.sketches) projection[`s.${dimension}`] = 1;
+    for (const run of mergeRuns(runs)) {
+      const filter: Filter<RollupDoc> = { ...base, g: run.grain, t: { $gte: new Date(run.from), $lt: new Date(run.to) } };
+      for await (const doc of this.rollups.find(filter, { projection })) yield doc;
+    }
+  }
+
+  /** Earliest bucket holding clicks of the workspace (for interval=all), or null. */
+  async firstBucket(workspaceId: string): Promise<Date | null> {
+    const doc = await this.rollups.find({ w: workspaceId, l: '', d: TOTAL, g: 'd' }, { projection: { t: 1 } }).sort({ t: 1 }).limit(1).next();
+    return doc?.t ?? null;
+  }
+
+  async deleteWorkspace(workspaceId: string): Promise<number> {
+    return (await this.rollups.deleteMany({ w: workspaceId })).deletedCount;
+  }
+}
+
+/** Joins adjacent runs of the same grain (a range's runs come sorted; a time series' buckets are adjacent). */
+export function mergeRuns(runs: readonly Run[]): Run[] {
+  const byGrain = new Map<Grain, Run[]>();
+  for (const r of runs) {
+    const list = byGrain.get(r.grain) ?? [];
+    list.push(r);
+    byGrain.set(r.grain, list);
+  }
+  const out: Run[] = [];
+  for (const g of GRAINS) {
+    const list = (byGrain.get(g) ?? []).sort((a, b) => a.from - b.from);
+    for (const r of list) {
+      const last = out[out.length - 1];
+      if (last && last.grain === g && last.to >= r.from) last.to = Math.max(last.to, r.to);
+      else out.push({ ...r });
+    }
+  }
+  return out;
+}
+
+/** Marks raw clicks as rolled up; with the rollup increments in one transaction it makes counting exactly-once. */
+export class RollupWriter {
+  private readonly client: MongoClient;
+  private readonly store: RollupStore;
+  private readonly clicks: Collection<ClickDoc>;
+
+  constructor(options: { client: MongoClient; store: RollupStore; clicks: Collection<ClickDoc> }) {
+    this.client = options.client;
+    this.store = options.store;
+    this.clicks = options.clicks;
+  }
+
+  /**
+   * In one transaction: takes the clicks of the batch not yet rolled up, marks them rolled up and adds them to the
+   * rollups. A redelivered batch finds its clicks marked and adds nothing; a worker dying mid-batch commits nothing,
+   * and the redelivery rolls the whole batch up. (Counting only the clicks whose raw insert was new would lose the
+   * clicks of a worker that died between the insert and the increments.) Returns the clicks rolled up now.
+   */
+  async rollUp(records: readonly ClickRecord[]): Promise<ClickRecord[]> {
+    if (records.length === 0) return [];
+    const session = this.client.startSession();
+    try {
+      let fresh: ClickRecord[] = [];
+      await session.withTransaction(async () => {
+        const ids = [...new Set(records.map((r) => r.id))];
+        const pending = await this.clicks
+          .find({ _id: { $in: ids }, rolled_up: { $in: [false, null] } }, { projection: { _id: 1 }, session })
+          .toArray();
+        const open = new Set(pending.map((d) => d._id));
+        const seen = new Set<string>();
+        fresh = records.filter((r) => open.has(r.id) && !seen.has(r.id) && (seen.add(r.id), true));
+        if (fresh.length === 0) return;
+        await this.clicks.updateMany({ _id: { $in: [...open] } }, { $set: { rolled_up: true } }, { session });
+        await this.store.apply(fresh, { session });
+      });
+      return fresh;
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  /** The click-ingester hook (ClickIngestorOptions.counting). */
+  readonly afterCount = async (counted: readonly ClickRecord[]): Promise<void> => {
+    await this.rollUp(counted);
+  };
+}
+
+export { GRAIN_MS };

@@ -1,0 +1,164 @@
+// Time in analytics: rollup buckets are UTC quarter-hours, hours and days; answers are in the requested IANA zone.
+// A range or a zone bucket is cut into the largest rollup buckets it wholly contains (UTC days in the middle, hours
+// and quarter-hours at the edges). Every UTC offset in use is a multiple of 15 minutes (India +5:30, Nepal +5:45,
+// Chatham +12:45), so every local hour, day, week and month boundary falls on a quarter-hour and is answered exactly.
+
+export const QUARTER_MS = 15 * 60_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
+export type Grain = 'q' | 'h' | 'd';
+export const GRAIN_MS: Record<Grain, number> = { q: QUARTER_MS, h: HOUR_MS, d: DAY_MS };
+
+export function bucketStart(ms: number, grain: Grain): number {
+  return Math.floor(ms / GRAIN_MS[grain]) * GRAIN_MS[grain];
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(zone: string): Intl.DateTimeFormat {
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    formatters.set(zone, f);
+  }
+  return f;
+}
+
+/** The canonical name of an IANA zone, or null if the runtime does not know it. */
+export function canonicalZone(name: string): string | null {
+  if (name.length === 0 || name.length > 64) return null;
+  try {
+    const resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    // ICU answers some current names with their older alias (Asia/Kathmandu → Asia/Katmandu): keep the name asked.
+    return resolved.toLowerCase() === name.toLowerCase() ? resolved : name;
+  } catch {
+    return null;
+  }
+}
+
+export interface LocalParts {
+  year: number;
+  /** 0-based, as Date.UTC takes it. */
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+}
+
+export function localParts(ms: number, zone: string): LocalParts {
+  const out: Record<string, number> = {};
+  for (const part of formatter(zone).formatToParts(new Date(ms))) if (part.type !== 'literal') out[part.type] = Number(part.value);
+  return { year: out.year!, month: out.month! - 1, day: out.day!, hour: out.hour!, minute: out.minute! };
+}
+
+/** Offset of the zone from UTC at an instant, in milliseconds (east positive). */
+export function offsetAt(ms: number, zone: string): number {
+  const p = localParts(ms, zone);
+  const seconds = new Date(ms).getUTCSeconds();
+  return Date.UTC(p.year, p.month, p.day, p.hour, p.minute, seconds) - (ms - (ms % 1000));
+}
+
+/**
+ * The instant a local wall-clock time occurs (fields may overflow, as in Date.UTC). A time skipped by a DST jump is
+ * taken after the jump; a repeated one at its first occurrence.
+ */
+export function zonedTime(zone: string, year: number, month: number, day: number, hour = 0, minute = 0): number {
+  const wall = Date.UTC(year, month, day, hour, minute);
+  const first = wall - offsetAt(wall, zone);
+  const second = wall - offsetAt(first, zone);
+  if (first === second) return first;
+  // Two candidates: keep the earliest that reads back as the wall time, else (a gap) the later instant.
+  const candidates = [Math.min(first, second), Math.max(first, second)];
+  for (const c of candidates) if (c + offsetAt(c, zone) === wall) return c;
+  return Math.max(first, second);
+}
+
+export type Granularity = 'hour' | 'day' | 'week' | 'month';
+
+/** Start of the local period (of the granularity) holding the instant. */
+export function periodStart(ms: number, zone: string, granularity: Granularity): number {
+  const p = localParts(ms, zone);
+  switch (granularity) {
+    case 'hour':
+      return ms - (p.minute * 60_000 + (ms % 60_000));
+    case 'day':
+      return zonedTime(zone, p.year, p.month, p.day);
+    case 'week': {
+      const weekday = (new Date(Date.UTC(p.year, p.month, p.day)).getUTCDay() + 6) % 7; // Monday 0
+      return zonedTime(zone, p.year, p.month, p.day - weekday);
+    }
+    case 'month':
+      return zonedTime(zone, p.year, p.month, 1);
+  }
+}
+
+/** Start of the next local period after the one starting at `start`. */
+export function nextPeriod(start: number, zone: string, granularity: Granularity): number {
+  if (granularity === 'hour') {
+    // An hour later, then back onto the local hour (only a 30-minute DST shift, Lord Howe Island, moves it).
+    const next = start + HOUR_MS;
+    const minute = localParts(next, zone).minute;
+    return minute === 0 ? next : next - minute * 60_000 + (minute >= 30 ? HOUR_MS : 0);
+  }
+  const p = localParts(start, zone);
+  if (granularity === 'day') return zonedTime(zone, p.year, p.month, p.day + 1);
+  if (granularity === 'week') return zonedTime(zone, p.year, p.month, p.day + 7);
+  return zonedTime(zone, p.year, p.month + 1, 1);
+}
+
+/** ISO 8601 with the zone's offset at that instant, e.g. `2026-03-08T00:00:00-05:00`. */
+export function isoInZone(ms: number, zone: string): string {
+  const offset = offsetAt(ms, zone);
+  const local = new Date(ms + offset).toISOString().slice(0, 19);
+  if (offset === 0) return `${local}Z`;
+  const sign = offset < 0 ? '-' : '+';
+  const minutes = Math.abs(offset) / 60_000;
+  return `${local}${sign}${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+}
+
+/** A run of consecutive rollup buckets of one grain: [from, to). */
+export interface Run {
+  grain: Grain;
+  from: number;
+  to: number;
+}
+
+/**
+ * Cuts [from, to) (both on quarter-hours) into runs of the largest UTC buckets it wholly contains: quarter-hours up
+ * to the first hour, hours up to the first day, days, then hours and quarter-hours to the end.
+ */
+export function decompose(from: number, to: number): Run[] {
+  const runs: Run[] = [];
+  const push = (grain: Grain, a: number, b: number) => {
+    if (b > a) runs.push({ grain, from: a, to: b });
+  };
+  if (to <= from) return runs;
+  const dayFrom = Math.ceil(from / DAY_MS) * DAY_MS;
+  const dayTo = Math.floor(to / DAY_MS) * DAY_MS;
+  if (dayFrom < dayTo) {
+    edges(from, dayFrom, push);
+    push('d', dayFrom, dayTo);
+    edges(dayTo, to, push);
+  } else edges(from, to, push);
+  return runs;
+}
+
+function edges(from: number, to: number, push: (g: Grain, a: number, b: number) => void): void {
+  const hourFrom = Math.ceil(from / HOUR_MS) * HOUR_MS;
+  const hourTo = Math.floor(to / HOUR_MS) * HOUR_MS;
+  if (hourFrom < hourTo) {
+    push('q', from, hourFrom);
+    push('h', hourFrom, hourTo);
+    push('q', hourTo, to);
+  } else push('q', from, to);
+}
