@@ -31,6 +31,31 @@ export type Dimension = (typeof DIMENSIONS)[number];
 /** The rollup cell holding a bucket's totals. */
 export const TOTAL = '_';
 
+/**
+ * Workspace-level rollup documents hold one group of dimensions each: the totals alone (read by every summary and
+ * time series), the dimensions with few values together, and each dimension with many values on its own, so that
+ * a click touches few documents and a query reads small ones.
+ */
+const SMALL_DIMENSIONS: ReadonlySet<string> = new Set([
+  'country',
+  'device',
+  'os',
+  'browser',
+  'language',
+  'visitor_type',
+  'domain',
+  'ab_variant',
+  'rotator_destination',
+  'rule',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+]);
+
+export function documentGroup(dimension: string): string {
+  return SMALL_DIMENSIONS.has(dimension) ? 'small' : dimension;
+}
+
 /** Visitor dimensions a query may filter on (link properties are filtered through the link-level rollups). */
 export const VISITOR_FILTERS = ['country', 'device', 'os', 'browser', 'referer', 'visitor_type', 'utm_source', 'utm_medium', 'utm_campaign'] as const;
 export type VisitorFilter = (typeof VISITOR_FILTERS)[number];

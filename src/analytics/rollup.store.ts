@@ -1,7 +1,8 @@
 // The analytics rollups: per UTC quarter-hour, hour and day, the clicks (all and bots), conversions and revenue of
 // every dimension value, with a HyperLogLog sketch of the human and of the bot visitors of each. Two families of
 // documents hold them:
-//   workspace level, one document per (workspace, grain, bucket, dimension): `l` is '', `d` the dimension ('_': totals);
+//   workspace level, one document per (workspace, grain, bucket, group of dimensions): `l` is '', `d` the group
+//     ('_': the totals; 'small': the dimensions with few values; else one dimension with many values);
 //   link level, one document per (workspace, link, grain, bucket) holding every dimension: `l` the link id, `d` '*'.
 // Cells sit at `v.<dimension>.<value key>` ({c, b, cv, rev}) and their sketches at `s.<dimension>.<value key>`
 // ({h, b}: serialised sketches). Counts are `$inc`ed; sketches are read, merged and written back, which is why the
@@ -10,7 +11,7 @@ import { Binary, type AnyBulkWriteOperation, type ClientSession, type Collection
 import type { ClickRecord } from '../clicks/click-record.ts';
 import type { ClickDoc } from '../clicks/click.store.ts';
 import { CELL_PRECISION, Hll, TOTAL_PRECISION, hashVisitor, registerOf } from './hll.ts';
-import { DIMENSIONS, TOTAL, cellKey, dimensionValues, isBot, type Dimension } from './dimensions.ts';
+import { DIMENSIONS, TOTAL, cellKey, dimensionValues, documentGroup, isBot, type Dimension } from './dimensions.ts';
 import { GRAIN_MS, bucketStart, type Grain, type Run } from './time.ts';
 
 export interface CellCounts {
@@ -36,7 +37,7 @@ export interface RollupDoc {
   l: string;
   g: Grain;
   t: Date;
-  /** The dimension at workspace level ('_' for the totals), '*' at link level. */
+  /** The group of dimensions at workspace level ('_' for the totals, see documentGroup), '*' at link level. */
   d: string;
   v: Record<string, Record<string, CellCounts>>;
   s?: Record<string, Record<string, CellSketches>>;
@@ -98,7 +99,7 @@ class BatchRollup {
     this.count(linkDoc, TOTAL, TOTAL, inc, bot, totalReg);
     for (const dim of DIMENSIONS) {
       const key = cellKey(values[dim]);
-      this.count(this.doc(click.workspace_id, '', t, dim), dim, key, inc, bot, cellReg);
+      this.count(this.doc(click.workspace_id, '', t, documentGroup(dim)), dim, key, inc, bot, cellReg);
       this.count(linkDoc, dim, key, inc, bot, cellReg);
     }
   }
@@ -291,7 +292,7 @@ export class RollupStore {
     const { workspaceId: w, links, dimension, runs } = query;
     if (Array.isArray(links) && links.length === 0) return;
     const base: Filter<RollupDoc> =
-      links === null ? { w, l: '', d: dimension } : links === 'all-links' ? { w, d: LINK_LEVEL } : { w, l: { $in: [...links] }, d: LINK_LEVEL };
+      links === null ? { w, l: '', d: documentGroup(dimension) } : links === 'all-links' ? { w, d: LINK_LEVEL } : { w, l: { $in: [...links] }, d: LINK_LEVEL };
     const projection: Document = { _id: 0, l: 1, g: 1, t: 1, [`v.${dimension}`]: 1 };
     if (query.sketches) projection[`s.${dimension}`] = 1;
     for (const run of mergeRuns(runs)) {

@@ -101,8 +101,8 @@ describe('analytics answers equal a brute-force recount of the raw clicks (rando
           }) as unknown as LinkDoc,
       ),
     );
-    for (let i = 0; i < 300; i++) clicks.push(randomClick(rand, workspaceId, links, PERIOD.from, PERIOD.to, 300));
-    for (const [a, b] of CLUSTERS) for (let i = 0; i < 700; i++) clicks.push(randomClick(rand, workspaceId, links, a, b, 250));
+    for (let i = 0; i < 150; i++) clicks.push(randomClick(rand, workspaceId, links, PERIOD.from, PERIOD.to, 300));
+    for (const [a, b] of CLUSTERS) for (let i = 0; i < 600; i++) clicks.push(randomClick(rand, workspaceId, links, a, b, 250));
     // Mostly in time order, as the stream delivers them; a tail of out-of-order clicks (late publishers).
     clicks.sort((a, b) => a.ts.localeCompare(b.ts));
     for (let i = 0; i < 20; i++) clicks.push(randomClick(rand, workspaceId, links, PERIOD.from, PERIOD.to, 300));
