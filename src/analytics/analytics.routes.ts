@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { route, type RouteSpec } from '../http/route-table.ts';
 import { workspaceOf } from '../http/auth.ts';
 import type { ApiContext } from '../http/context.ts';
@@ -18,6 +19,7 @@ import {
 } from './analytics.schemas.ts';
 
 const read = { kind: 'workspace', scope: 'analytics:read' } as const;
+const CsvSchema = Type.String({ description: 'RFC 4180 CSV: a header row, then one row per click' });
 const TAG = 'Analytics';
 const ERRORS = ['plan_restricted'];
 
@@ -118,7 +120,7 @@ export function analyticsRoutes(service: AnalyticsService, exports: ExportOption
       auth: read,
       query: ExportQuerySchema,
       errors: ['plan_restricted', 'rate_limited'],
-      responses: [{ status: 200, description: 'The clicks as CSV', contentType: 'text/csv' }],
+      responses: [{ status: 200, description: 'The clicks as CSV', contentType: 'text/csv', schema: CsvSchema }],
       handler: async (ctx, { query }) => {
         const scope = scopeOf(ctx);
         if (!scope.plan.capabilities.includes('analytics_export')) throw new PlanRestrictedError('analytics_export', scope.plan.id);
