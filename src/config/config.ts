@@ -85,6 +85,8 @@ export interface Config {
     readonly rollups: boolean;
     /** CSV exports running at once per workspace (across API pods); one more answers 429. */
     readonly exportsPerWorkspace: number;
+    /** How long the click ingestion may hold a batch before JetStream redelivers it (a dead worker's batch waits this long). */
+    readonly clickAckWaitMs: number;
   };
   /** Custom domains: where `Domain` objects are created, and what customers point their DNS at. */
   readonly domains: {
@@ -334,6 +336,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       clickRetentionDays: r.int('CLICK_RETENTION_DAYS', 400, 1, 36_500),
       rollups: r.boolean('ANALYTICS_ROLLUPS', true),
       exportsPerWorkspace: r.int('ANALYTICS_EXPORTS_PER_WORKSPACE', 2, 1, 100),
+      clickAckWaitMs: r.int('CLICK_ACK_WAIT_MS', 60_000, 1_000, 3_600_000),
     },
     domains: {
       kube: r.oneOf(

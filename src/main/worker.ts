@@ -102,6 +102,7 @@ export function buildWorker(infra: Infra): WorkerService {
       ...(config.analytics.rollups ? [rollups.afterCount] : []),
     ],
     retention: (records) => retention.forBatch(records),
+    ackWaitMs: config.analytics.clickAckWaitMs,
     derived: [
       new AbFeedback({
         client: mongo.client,
