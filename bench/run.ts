@@ -8,6 +8,7 @@ import { redirectBench } from './redirect.bench.ts';
 import { partnerBench } from './partner.bench.ts';
 import { allInOneBench } from './all-in-one.bench.ts';
 import { conversionsBench } from './conversions.bench.ts';
+import { analyticsBench } from './analytics.bench.ts';
 
 const options = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
@@ -23,6 +24,7 @@ const benches: Record<string, (o: typeof options) => Promise<Record<string, unkn
   partner: partnerBench,
   'all-in-one': allInOneBench,
   conversions: conversionsBench,
+  analytics: analyticsBench,
 };
 const only = process.argv[2];
 mkdirSync('bench/results', { recursive: true });

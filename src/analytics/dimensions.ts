@@ -67,26 +67,54 @@ export function isBot(visitorType: string): boolean {
   return !NOT_BOTS.has(visitorType);
 }
 
+/** A bounded memo for URL parsing: the same referers and destinations come back click after click. */
+function memo<T>(compute: (s: string) => T, max = 20_000): (s: string) => T {
+  const cache = new Map<string, T>();
+  return (s) => {
+    let v = cache.get(s);
+    if (v === undefined && !cache.has(s)) {
+      if (cache.size >= max) cache.clear();
+      v = compute(s);
+      cache.set(s, v);
+    }
+    return v as T;
+  };
+}
+
 /** Host of a referer URL, lower-cased, without `www.`; null when absent or not a URL. */
 export function refererHost(referer: string | null): string | null {
-  if (!referer) return null;
+  return referer ? hostOf(referer) : null;
+}
+
+const hostOf = memo((referer: string): string | null => {
   try {
     const host = new URL(referer).hostname.toLowerCase();
     return host === '' ? null : host.replace(/^www\./, '');
   } catch {
     return null;
   }
+});
+
+interface Utm {
+  source: string | null;
+  medium: string | null;
+  campaign: string | null;
+}
+const NO_UTM: Utm = { source: null, medium: null, campaign: null };
+
+function utm(destination: string | null): Utm {
+  if (!destination || !destination.includes('utm_')) return NO_UTM;
+  return utmOf(destination);
 }
 
-function utm(destination: string | null): { source: string | null; medium: string | null; campaign: string | null } {
-  if (!destination || !destination.includes('utm_')) return { source: null, medium: null, campaign: null };
+const utmOf = memo((destination: string): Utm => {
   try {
     const params = new URL(destination).searchParams;
     return { source: params.get('utm_source'), medium: params.get('utm_medium'), campaign: params.get('utm_campaign') };
   } catch {
-    return { source: null, medium: null, campaign: null };
+    return NO_UTM;
   }
-}
+});
 
 /** The click's value in each dimension (null: none, answered as `null` in a breakdown), in DIMENSIONS order. */
 export function dimensionValues(click: ClickRecord): Record<Dimension, string | null> {

@@ -54,6 +54,7 @@ import { alertRoutes } from '../alerts/alert.routes.ts';
 import { openApiRoutes } from '../http/openapi.routes.ts';
 import { AnalyticsService } from '../analytics/analytics.service.ts';
 import { analyticsRoutes } from '../analytics/analytics.routes.ts';
+import { ConversionRollup } from '../analytics/conversion-rollup.ts';
 
 /** Paths under /v1 answered without a key. */
 const PUBLIC_PATHS = new Set(['/v1/openapi.json', `/v1${PUBLIC_REPORT_PATH}`]);
@@ -172,6 +173,8 @@ export function buildApi(infra: Infra): ApiService {
     logger,
     clickWaitMs: config.conversions.clickWaitMs,
     onEvent: () => infra.outbox.nudge(),
+    // Conversions counted in the analytics rollups, in the buckets of the click they are attributed to.
+    counted: [new ConversionRollup(stores.rollups, stores.clicks.clicks).counted],
   });
   const reports = new ReportService({
     client: mongo.client,

@@ -1,0 +1,216 @@
+// Analytics benchmark, on devdb (its own process), in one run:
+// 1. ingestion through the worker (real NATS, raw clicks stored) with rollups off, then on: clicks per second;
+// 2. BENCH_ANALYTICS_CLICKS (10,000,000) clicks over 90 days rolled up through the ingester's own rollup code
+//    (RollupStore.apply, the function the ingester's transaction calls). Their raw documents are NOT stored: devdb
+//    keeps everything in memory, and the queries under test never read raw clicks. Then summary, time series and a
+//    90-day country breakdown against the api: p50 and p99;
+// 3. CSV export of BENCH_EXPORT_ROWS (1,000,000) raw clicks: rows per second, and the api process's RSS growth.
+import { readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import autocannon from 'autocannon';
+import { MongoClient } from 'mongodb';
+import { pino } from 'pino';
+import { benchDatabase, startChild, stopChild } from './harness.ts';
+import { freePort } from '../test/helpers/processes.ts';
+import { NATS_URL, natsPrefix } from '../test/helpers/env.ts';
+import { seeded, pick } from '../test/helpers/analytics-clicks.ts';
+import { connectNats, provisionStreams } from '../src/platform/nats.ts';
+import { encodeClicks } from '../src/clicks/click-wire.ts';
+import { ClickIds } from '../src/clicks/click-id.ts';
+import { toClickDoc } from '../src/clicks/click.store.ts';
+import type { ClickRecord } from '../src/clicks/click-record.ts';
+import { RollupStore } from '../src/analytics/rollup.store.ts';
+
+interface BenchOptions {
+  rounds: number;
+  seconds: number;
+  connections: number;
+}
+
+const ids = new ClickIds('bench-secret-key-of-at-least-32-characters!');
+const COUNTRIES = ['US', 'US', 'US', 'IN', 'DE', 'GB', 'FR', 'BR', 'JP', 'CA', 'ES', 'IT', 'NL', 'MX', 'AU', 'PL', 'SE', 'TR', 'ID', 'NG'];
+const CITIES = Array.from({ length: 300 }, (_, i) => `City ${i}`);
+const REFERERS = [null, null, 'https://www.google.com/', 'https://t.co/x', 'https://news.ycombinator.com/', ...Array.from({ length: 200 }, (_, i) => `https://site${i}.example/page`)];
+const BROWSERS = ['Chrome', 'Chrome', 'Mobile Safari', 'Firefox', 'Edge', 'Samsung Internet', null];
+const TYPES = ['human', 'human', 'human', 'human', 'human', 'human', 'human', 'vpn', 'search_bot', 'ai_crawler'] as const;
+
+/** A generator of plausible clicks: 1,000 links, 300 cities, 205 referers, 2,000,000 visitors. */
+function clickFactory(workspaceId: string, seed: number) {
+  const rand = seeded(seed);
+  const links = Array.from({ length: 1000 }, (_, i) => ({ id: `lnk_b${i}`, dest: i % 5 === 0 ? `https://shop.example/p/${i}?utm_source=news&utm_medium=email&utm_campaign=c${i % 7}` : `https://shop.example/p/${i}` }));
+  return (ts: number): ClickRecord => {
+    // A skewed link choice: the first links get most clicks.
+    const link = links[Math.floor(links.length * rand() ** 3)]!;
+    return {
+      id: ids.issue(workspaceId),
+      ts: new Date(ts).toISOString(),
+      workspace_id: workspaceId,
+      link_id: link.id,
+      domain_id: 'dom_bench',
+      domain: 'go.bench.example',
+      slug: link.id.slice(5),
+      outcome: 'redirect',
+      destination: link.dest,
+      decision: { step: 'url', ruleId: null, workspaceRule: false, targetingIndex: null, variantIndex: rand() < 0.1 ? Math.floor(rand() * 2) : null, destinationId: null, rotatorFallback: false },
+      visitor: {
+        ip: '203.0.113.0',
+        device: pick(rand, ['desktop', 'mobile', 'mobile', 'tablet'] as const),
+        os: pick(rand, ['ios', 'android', 'windows', 'macos', 'linux'] as const),
+        browser: pick(rand, BROWSERS),
+        language: pick(rand, ['en', 'en', 'de', 'fr', 'es', 'pt-br', 'ja']),
+        country: pick(rand, COUNTRIES),
+        region: null,
+        city: pick(rand, CITIES),
+        asn: 1000 + Math.floor(rand() * 200),
+        visitor_type: pick(rand, TYPES),
+        verified_bot: false,
+        bot_name: null,
+        proxy_type: null,
+        quality: 90,
+        referer: pick(rand, REFERERS),
+        visit: 'first',
+        visitor_id: `v${Math.floor(rand() * 2_000_000)}`,
+      },
+    };
+  };
+}
+
+async function metricValue(url: string, name: string): Promise<number> {
+  const text = await (await fetch(url)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+function rssOf(child: ChildProcess): number {
+  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) * 1024;
+}
+
+const mb = (bytes: number) => Math.round(bytes / 1_048_576);
+
+export async function analyticsBench(options: BenchOptions): Promise<Record<string, unknown>> {
+  const database = await benchDatabase();
+  const children: ChildProcess[] = [database.child];
+  const baseEnv = { NODE_ENV: 'test', MONGODB_URI: database.uri, HOST: '127.0.0.1', NATS_URL, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' };
+  const result: Record<string, unknown> = {};
+  try {
+    // 1. Ingestion, rollups off then on (alternating rounds), each into a database of its own.
+    const ingestClicks = Number(process.env.BENCH_ANALYTICS_INGEST ?? 50_000);
+    const rates: Record<'off' | 'on', number[]> = { off: [], on: [] };
+    const rounds = Math.max(1, Math.min(options.rounds, 2));
+    for (let round = 0; round < rounds; round++) {
+      for (const mode of ['off', 'on'] as const) {
+        const prefix = natsPrefix();
+        const dbName = `bench_ingest_${mode}_${round}`;
+        const nats = await connectNats({ url: NATS_URL, prefix, name: 'bench-analytics', logger: pino({ level: 'silent' }) });
+        await provisionStreams(nats, 3_600_000);
+        const make = clickFactory('ws_ingest', 1 + round);
+        const now = Date.now();
+        for (let i = 0; i < ingestClicks; i += 200) {
+          const part = Array.from({ length: Math.min(200, ingestClicks - i) }, (_, k) => make(now - 3_600_000 + Math.floor(((i + k) / ingestClicks) * 3_600_000)));
+          await nats.js.publish(nats.subjects.click('ws_ingest'), encodeClicks('ws_ingest', part));
+        }
+        await nats.drain();
+        const port = await freePort();
+        const started = performance.now();
+        const worker = await startChild('src/main/run.ts', ['worker'], { ...baseEnv, MONGODB_DB: dbName, NATS_PREFIX: prefix, WORKER_PORT: String(port), ANALYTICS_ROLLUPS: String(mode === 'on') }, `http://127.0.0.1:${port}/readyz`);
+        const metrics = `http://127.0.0.1:${port}/metrics`;
+        while ((await metricValue(metrics, 'linkplane_clicks_ingested_total')) < ingestClicks) await new Promise((r) => setTimeout(r, 100));
+        const seconds = (performance.now() - started) / 1000;
+        await stopChild(worker);
+        rates[mode].push(Math.round(ingestClicks / seconds));
+        console.error(`ingestion, rollups ${mode}: ${Math.round(ingestClicks / seconds)} clicks/s (${ingestClicks} clicks, worker start included)`);
+      }
+    }
+    const best = (list: number[]) => Math.max(...list);
+    result.ingestion = {
+      clicks: ingestClicks,
+      rollups_off_clicks_per_second: best(rates.off),
+      rollups_on_clicks_per_second: best(rates.on),
+      rollups_cost_share: Number((1 - best(rates.on) / best(rates.off)).toFixed(3)),
+      rounds: rates,
+    };
+
+    // 2. The big workspace: clicks over 90 days through the rollup code, raw documents not stored.
+    const total = Number(process.env.BENCH_ANALYTICS_CLICKS ?? 10_000_000);
+    const client = new MongoClient(database.uri);
+    await client.connect();
+    const db = client.db('linkplane_bench');
+    const rollups = new RollupStore(db);
+    await rollups.ensureIndexes();
+    const { id: workspaceId, key } = await database.aWorkspace('bench-analytics');
+    const make = clickFactory(workspaceId, 42);
+    const end = Date.now();
+    const start = end - 90 * 86_400_000;
+    const batch = 5000;
+    const fillStarted = performance.now();
+    for (let i = 0; i < total; i += batch) {
+      const clicks: ClickRecord[] = [];
+      for (let k = 0; k < batch && i + k < total; k++) clicks.push(make(start + Math.floor(((i + k) / total) * (end - start))));
+      await rollups.apply(clicks);
+      if (i % 500_000 === 0) console.error(`  ${i} clicks rolled up (${Math.round(i / ((performance.now() - fillStarted) / 1000 || 1))}/s)`);
+    }
+    const fillSeconds = (performance.now() - fillStarted) / 1000;
+    const docs = await rollups.rollups.countDocuments({ w: workspaceId });
+    console.error(`${total} clicks rolled up in ${Math.round(fillSeconds)} s (${Math.round(total / fillSeconds)}/s), ${docs} rollup documents`);
+    result.fill = { clicks: total, seconds: Math.round(fillSeconds), clicks_per_second: Math.round(total / fillSeconds), rollup_documents: docs, raw_documents_stored: false };
+
+    const apiPort = await freePort();
+    const api = await startChild('src/main/run.ts', ['api'], { ...baseEnv, MONGODB_DB: 'linkplane_bench', NATS_PREFIX: natsPrefix(), API_PORT: String(apiPort) }, `http://127.0.0.1:${apiPort}/healthz`);
+    children.push(api);
+    const base = `http://127.0.0.1:${apiPort}/v1/analytics`;
+    const queries: Record<string, string> = {
+      summary_90d_utc: `${base}/summary?interval=90d`,
+      timeseries_90d_daily_utc: `${base}/timeseries?interval=90d&granularity=day`,
+      timeseries_90d_daily_new_york: `${base}/timeseries?interval=90d&granularity=day&timezone=America/New_York`,
+      breakdown_country_90d_utc: `${base}/breakdown?interval=90d&dimension=country`,
+      breakdown_country_90d_kolkata: `${base}/breakdown?interval=90d&dimension=country&timezone=Asia/Kolkata`,
+    };
+    const latencies: Record<string, unknown> = {};
+    for (const [name, url] of Object.entries(queries)) {
+      const check = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
+      if (check.status !== 200) throw new Error(`${name}: ${check.status} ${await check.text()}`);
+      const run = await autocannon({ url, connections: 1, duration: options.seconds, headers: { Authorization: `Bearer ${key}` } });
+      latencies[name] = { p50_ms: run.latency.p50, p99_ms: run.latency.p99, requests: run.requests.total, non2xx: run.non2xx };
+      console.error(`${name}: p50 ${run.latency.p50} ms, p99 ${run.latency.p99} ms (${run.requests.total} requests)`);
+    }
+    result.queries = latencies;
+
+    // 3. CSV export of raw clicks.
+    const rows = Number(process.env.BENCH_EXPORT_ROWS ?? 1_000_000);
+    const exporter = await database.aWorkspace('bench-export');
+    const makeRaw = clickFactory(exporter.id, 7);
+    const rawStart = end - 86_400_000;
+    for (let i = 0; i < rows; i += 10_000) {
+      const docs = Array.from({ length: Math.min(10_000, rows - i) }, (_, k) => toClickDoc(makeRaw(rawStart + Math.floor(((i + k) / rows) * 86_400_000))));
+      await db.collection('clicks').insertMany(docs as never[], { ordered: false });
+    }
+    await client.close();
+    const rssBefore = rssOf(api);
+    let rssPeak = rssBefore;
+    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssOf(api))), 100);
+    const exportStarted = performance.now();
+    const res = await fetch(`${base}/export.csv?interval=7d&bots=include`, { headers: { Authorization: `Bearer ${exporter.key}` } });
+    let lines = 0;
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      const text = decoder.decode(chunk, { stream: true });
+      for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++;
+    }
+    const exportSeconds = (performance.now() - exportStarted) / 1000;
+    clearInterval(sampler);
+    result.export = {
+      rows: lines - 1,
+      seconds: Number(exportSeconds.toFixed(1)),
+      rows_per_second: Math.round((lines - 1) / exportSeconds),
+      api_rss_before_mb: mb(rssBefore),
+      api_rss_peak_mb: mb(rssPeak),
+      api_rss_growth_mb: mb(rssPeak - rssBefore),
+    };
+    console.error(`export: ${lines - 1} rows in ${exportSeconds.toFixed(1)} s (${Math.round((lines - 1) / exportSeconds)}/s), api RSS +${mb(rssPeak - rssBefore)} MB`);
+    result.load_average = readFileSync('/proc/loadavg', 'utf8').trim();
+    return result;
+  } finally {
+    for (const child of children.reverse()) await stopChild(child);
+  }
+}
