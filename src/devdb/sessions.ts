@@ -19,6 +19,12 @@ export class Sessions {
   private readonly catalog: Catalog;
   private readonly current = new Map<string, Transaction>();
   private readonly locks = new Map<string, Transaction>();
+  /**
+   * MongoDB's `transactionLifetimeLimitSeconds` (60 by default; `setParameter` changes it): a transaction older than
+   * this is aborted when another one needs a document it holds. Without it, a client that died inside a transaction
+   * (a SIGKILLed worker) would hold its documents for ever and every later writer of them would conflict.
+   */
+  readonly limits: { transactionLifetimeMs: number } = { transactionLifetimeMs: 60_000 };
 
   constructor(catalog: Catalog) {
     this.catalog = catalog;
@@ -26,7 +32,7 @@ export class Sessions {
 
   begin(session: string, txnNumber: string): Transaction {
     this.current.get(session)?.abort();
-    const txn = new Transaction(this.catalog, this.locks, txnNumber);
+    const txn = new Transaction(this.catalog, this.locks, txnNumber, this.limits);
     this.current.set(session, txn);
     return txn;
   }

@@ -47,6 +47,7 @@ class TxnView implements DocSet {
   private touch(id: string): void {
     const lockKey = `${this.ns}\u0000${id}`;
     const holder = this.txn.locks.get(lockKey);
+    if (holder && holder !== this.txn && holder.state === 'active' && holder.expired()) holder.abort();
     if (holder && holder !== this.txn && holder.state === 'active') {
       throw transient('WriteConflict', 'Write conflict during plan execution and yielding is disabled. :: Please retry your operation or multi-document transaction.');
     }
@@ -114,13 +115,21 @@ export class Transaction {
   readonly locks: Locks;
   readonly txnNumber: string;
   readonly startSequence = currentSequence();
+  readonly startedAt = Date.now();
   state: 'active' | 'committed' | 'aborted' = 'active';
   private readonly views = new Map<string, TxnView>();
+  private readonly limits: { readonly transactionLifetimeMs: number };
 
-  constructor(catalog: Catalog, locks: Locks, txnNumber: string) {
+  constructor(catalog: Catalog, locks: Locks, txnNumber: string, limits: { readonly transactionLifetimeMs: number } = { transactionLifetimeMs: 60_000 }) {
     this.catalog = catalog;
     this.locks = locks;
     this.txnNumber = txnNumber;
+    this.limits = limits;
+  }
+
+  /** Older than transactionLifetimeLimitSeconds: MongoDB aborts it (its client may be gone). */
+  expired(now = Date.now()): boolean {
+    return now - this.startedAt > this.limits.transactionLifetimeMs;
   }
 
   view(db: string, name: string): DocSet {

@@ -144,4 +144,38 @@ describe('devdb sessions and transactions', () => {
     );
     expect((await coll.findOne({ _id: insertedId }))!.n).to.equal(5);
   });
+
+  it('aborts a transaction older than transactionLifetimeLimitSeconds when another needs its documents (its client died)', async () => {
+    const coll = h.db.collection<{ _id: string; n: number }>('tx_lifetime');
+    await coll.insertOne({ _id: 'x', n: 0 });
+    const admin = h.client.db('admin');
+    expect(await admin.command({ setParameter: 1, transactionLifetimeLimitSeconds: 1 })).to.include({ was: 60 });
+    try {
+      // A transaction that writes and is then abandoned, as by a client killed before it could commit or abort.
+      const abandoned = h.client.startSession();
+      abandoned.startTransaction();
+      await coll.updateOne({ _id: 'x' }, { $inc: { n: 100 } }, { session: abandoned });
+      // While it is young it holds the document: a second transaction conflicts.
+      const young = await inSession(async (s) => {
+        s.startTransaction();
+        try {
+          await coll.updateOne({ _id: 'x' }, { $inc: { n: 1 } }, { session: s });
+          return null;
+        } catch (error) {
+          return error;
+        } finally {
+          await s.abortTransaction().catch(() => undefined);
+        }
+      });
+      expect(young).to.be.instanceOf(MongoServerError).with.property('codeName', 'WriteConflict');
+      await new Promise((r) => setTimeout(r, 1100));
+      await inSession((s) => s.withTransaction(() => coll.updateOne({ _id: 'x' }, { $inc: { n: 1 } }, { session: s })));
+      expect((await coll.findOne({ _id: 'x' }))!.n, 'the abandoned write never lands').to.equal(1);
+      expect(await abandoned.commitTransaction().then(() => null, (e: unknown) => e), 'the abandoned transaction was aborted').to.be.instanceOf(MongoServerError);
+      await abandoned.endSession();
+    } finally {
+      await admin.command({ setParameter: 1, transactionLifetimeLimitSeconds: 60 });
+    }
+    expect(await admin.command({ getParameter: 1, transactionLifetimeLimitSeconds: 1 })).to.include({ transactionLifetimeLimitSeconds: 60 });
+  });
 });

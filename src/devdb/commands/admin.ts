@@ -2,7 +2,7 @@
 // set primary: the driver only uses sessions and transactions against a replica set.
 import { CommandError } from '../errors.ts';
 import { sessionKey, txnNumberOf } from '../sessions.ts';
-import type { Doc } from '../values.ts';
+import { toNumber, type Doc } from '../values.ts';
 import type { CommandContext, Handler } from './context.ts';
 
 const VERSION = '7.0.0';
@@ -59,12 +59,27 @@ function listDatabases(ctx: CommandContext): Doc {
 }
 
 function getParameter(ctx: CommandContext): Doc {
-  const known: Doc = { featureCompatibilityVersion: { version: '7.0' }, transactionLifetimeLimitSeconds: 60, maxBSONDepth: 100 };
+  const known: Doc = {
+    featureCompatibilityVersion: { version: '7.0' },
+    transactionLifetimeLimitSeconds: ctx.state.sessions.limits.transactionLifetimeMs / 1000,
+    maxBSONDepth: 100,
+  };
   if (ctx.cmd.getParameter === '*') return { ...known, ok: 1 };
   const reply: Doc = {};
   for (const key of Object.keys(ctx.cmd)) if (key in known) reply[key] = known[key];
   if (Object.keys(reply).length === 0) throw new CommandError('InvalidOptions', 'no option found to get');
   return { ...reply, ok: 1 };
+}
+
+/** `setParameter`: only transactionLifetimeLimitSeconds, as MongoDB names and bounds it. */
+function setParameter(ctx: CommandContext): Doc {
+  const value = ctx.cmd.transactionLifetimeLimitSeconds;
+  if (value === undefined) throw new CommandError('InvalidOptions', 'no option found to set');
+  const seconds = toNumber(value);
+  if (!Number.isInteger(seconds) || seconds < 1) throw new CommandError('BadValue', 'transactionLifetimeLimitSeconds must be greater than or equal to 1s');
+  const was = ctx.state.sessions.limits.transactionLifetimeMs / 1000;
+  ctx.state.sessions.limits.transactionLifetimeMs = seconds * 1000;
+  return { was, ok: 1 };
 }
 
 function endSessions(ctx: CommandContext): Doc {
@@ -89,6 +104,7 @@ export const adminCommands: Record<string, Handler> = {
   ping: () => ({ ok: 1 }),
   buildInfo: () => ({ version: VERSION, versionArray: [7, 0, 0, 0], gitVersion: 'devdb', bits: 64, maxBsonObjectSize: 16 * 1024 * 1024, storageEngines: ['devdb'], modules: [], ok: 1 }),
   getParameter,
+  setParameter,
   serverStatus,
   listDatabases,
   endSessions,
