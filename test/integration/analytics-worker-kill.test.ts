@@ -1,0 +1,132 @@
+import { expect } from 'chai';
+import { MongoClient, type Db } from 'mongodb';
+import { pino } from 'pino';
+import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
+import { testEnv } from '../helpers/env.ts';
+import { freePort, spawnProcess, waitForHttp, type Spawned } from '../helpers/processes.ts';
+import { Tenants } from '../helpers/tenants.ts';
+import { until } from '../helpers/wait.ts';
+import { randomClick, seeded, type TestLink } from '../helpers/analytics-clicks.ts';
+import { connectNats, provisionStreams, type Nats } from '../../src/platform/nats.ts';
+import { encodeClicks } from '../../src/clicks/click-wire.ts';
+import { CLICK_INGEST_DURABLE } from '../../src/clicks/ingest.ts';
+import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickDoc } from '../../src/clicks/click.store.ts';
+import type { RollupDoc } from '../../src/analytics/rollup.store.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Clicks counted by the rollups of one grain, at workspace level and summed over the link-level documents. */
+async function rolledUp(db: Db, workspaceId: string, grain: 'q' | 'h' | 'd'): Promise<{ workspace: number; links: number }> {
+  const docs = await db.collection<RollupDoc>('analytics_rollups').find({ w: workspaceId, g: grain, d: { $in: ['_', '*'] } }).toArray();
+  let workspace = 0;
+  let links = 0;
+  for (const doc of docs) {
+    const c = doc.v._?._?.c ?? 0;
+    if (doc.d === '_') workspace += c;
+    else links += c;
+  }
+  return { workspace, links };
+}
+
+describe('analytics rollups when the worker is killed mid-batch (worker in a child process, SIGKILL, real NATS)', function () {
+  this.timeout(300_000);
+  let mongo: TestMongo;
+  let env: Record<string, string>;
+  let client: MongoClient;
+  let db: Db;
+  let nats: Nats;
+  let tenants: Tenants;
+  const workers: Spawned[] = [];
+
+  before(async () => {
+    mongo = await startTestMongo();
+    env = testEnv(mongo, { CLICK_ACK_WAIT_MS: '5000', CLICK_BATCH_SIZE: '150', CLICK_BATCH_WAIT_MS: '20' });
+    client = new MongoClient(mongo.uri);
+    await client.connect();
+    db = client.db(mongo.dbName);
+    // A killed worker's open transaction holds its rollup documents until the server aborts it (60 s by default).
+    await client.db('admin').command({ setParameter: 1, transactionLifetimeLimitSeconds: 3 });
+    nats = await connectNats({ url: env.NATS_URL!, prefix: env.NATS_PREFIX!, name: 'analytics-kill-test', logger: pino({ level: 'silent' }) });
+    await provisionStreams(nats, 3_600_000);
+    tenants = await Tenants.open(mongo);
+  });
+
+  after(async () => {
+    for (const w of workers) await w.stop();
+    await client?.db('admin').command({ setParameter: 1, transactionLifetimeLimitSeconds: 60 });
+    await nats?.drain();
+    await tenants?.close();
+    await client?.close();
+    await mongo?.stop();
+  });
+
+  async function startWorker(): Promise<Spawned> {
+    const port = await freePort();
+    const worker = spawnProcess('worker', { ...env, WORKER_PORT: String(port) });
+    workers.push(worker);
+    await waitForHttp(`http://127.0.0.1:${port}/readyz`, worker, 60_000);
+    return worker;
+  }
+
+  it('counts every click exactly once, though batches died between the raw insert and the rollup and were redelivered', async () => {
+    const ws = await tenants.aWorkspace({ plan_id: 'business' });
+    const links: TestLink[] = [0, 1, 2].map((i) => ({ id: `lnk_k${i}`, domain_id: 'dom_k', domain: 'k.example', slug: `k${i}`, tag_ids: [], folder_id: null }));
+    const rand = seeded(99);
+    const now = Date.now();
+    const clicks: ClickRecord[] = [];
+    for (let i = 0; i < 4000; i++) clicks.push(randomClick(rand, ws._id, links, now - 3_600_000, now, 500));
+    // As the redirect publishes them: one message per 50 clicks of the workspace, the message id de-duplicating.
+    for (let i = 0; i < clicks.length; i += 50) {
+      const part = clicks.slice(i, i + 50);
+      await nats.js.publish(nats.subjects.click(ws._id), encodeClicks(ws._id, part), { msgID: `kill-${part[0]!.id}` });
+    }
+    const raw = db.collection<ClickDoc>('clicks');
+
+    // Kill workers while they ingest, until one died leaving raw clicks stored but not rolled up: the state in which
+    // "count only newly inserted clicks" would lose them on the redelivery.
+    let halfDone = 0;
+    let kills = 0;
+    for (let attempt = 0; attempt < 10 && (halfDone === 0 || kills < 2); attempt++) {
+      const worker = await startWorker();
+      const before = await raw.countDocuments({ workspace_id: ws._id });
+      if (before >= clicks.length) break;
+      await until(async () => (await raw.countDocuments({ workspace_id: ws._id })) > before, 60_000, 'ingestion under way').catch(async (error: unknown) => {
+        const stream = nats.subjects.stream('CLICKS');
+        const info = await nats.jsm.streams.info(stream);
+        const consumers = await nats.jsm.consumers.list(stream).next();
+        throw new Error(`${(error as Error).message}; stream ${JSON.stringify(info.state)} ${JSON.stringify(consumers.map((c) => [c.name, c.num_pending, c.num_ack_pending, c.delivered]))}; worker output:\n${worker.output()}`);
+      });
+      await sleep(Math.floor(rand() * 40));
+      worker.child.kill('SIGKILL');
+      await worker.exited;
+      kills++;
+      halfDone += await raw.countDocuments({ workspace_id: ws._id, rolled_up: false });
+    }
+    expect(kills, 'workers killed while ingesting').to.be.at.least(2);
+    expect(halfDone, 'a kill left raw clicks stored but not rolled up').to.be.greaterThan(0);
+
+    await startWorker();
+    await until(
+      async () => {
+        const info = await nats.jsm.consumers.info(nats.subjects.stream('CLICKS'), CLICK_INGEST_DURABLE);
+        const pending = await raw.countDocuments({ workspace_id: ws._id, rolled_up: { $ne: true } });
+        const stored = await raw.countDocuments({ workspace_id: ws._id });
+        return info.num_pending + info.num_ack_pending === 0 && pending === 0 && stored === clicks.length;
+      },
+      120_000,
+      'every click ingested and acknowledged',
+    );
+
+    for (const grain of ['q', 'h', 'd'] as const) {
+      expect(await rolledUp(db, ws._id, grain), `grain ${grain}`).to.deep.equal({ workspace: clicks.length, links: clicks.length });
+    }
+    // Per value too: the country cells of the day documents equal a recount.
+    const expected = new Map<string, number>();
+    for (const c of clicks) expected.set(c.visitor.country ?? '~', (expected.get(c.visitor.country ?? '~') ?? 0) + 1);
+    const day = await db.collection<RollupDoc>('analytics_rollups').find({ w: ws._id, g: 'd', d: 'small' }).toArray();
+    const countries = new Map<string, number>();
+    for (const doc of day) for (const [key, cell] of Object.entries(doc.v.country ?? {})) countries.set(key, (countries.get(key) ?? 0) + cell.c);
+    expect(Object.fromEntries(countries)).to.deep.equal(Object.fromEntries(expected));
+  });
+});
