@@ -6,7 +6,8 @@ import autocannon from 'autocannon';
 import Stripe from 'stripe';
 import { pino } from 'pino';
 import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
-import { benchDatabase, freePort, interleaved, startChild, stopChild, summarise } from './harness.ts';
+import { MongoClient } from 'mongodb';
+import { freePort, interleaved, startChild, stopChild, summarise } from './harness.ts';
 import type { BenchOptions } from './foundation.bench.ts';
 import { KeyService } from '../src/keys/key.service.ts';
 import { KeyStore } from '../src/keys/key.store.ts';
@@ -24,11 +25,15 @@ const ENDPOINT_SECRET = 'whsec_benchbenchbenchbenchbench';
 const PERIODS = ['2026-01', '2026-02', '2026-03', '2026-04', '2026-05', '2026-06', '2026-07', '2026-08', '2026-09', '2026-10'];
 
 export async function partnerBench(options: BenchOptions): Promise<Record<string, unknown>> {
-  const [apiPort, httpPort] = await Promise.all([freePort(), freePort()]);
-  const database = await benchDatabase();
-  const children = [database.child];
+  const [apiPort, httpPort, dbPort] = await Promise.all([freePort(), freePort(), freePort()]);
+  // A devdb of its own with room for a million payments and their indexes (the default heap would spend the seeding
+  // in garbage collection), and a client patient with it while it is busy taking them in.
+  const children = [await startChild('src/devdb/main.ts', ['--port', String(dbPort)], { NODE_OPTIONS: '--max-old-space-size=12288' }, dbPort)];
+  const uri = `mongodb://127.0.0.1:${dbPort}/?directConnection=true`;
+  const seeder = new MongoClient(uri, { serverSelectionTimeoutMS: 600_000, connectTimeoutMS: 600_000, socketTimeoutMS: 0, heartbeatFrequencyMS: 60_000 });
+  await seeder.connect();
   try {
-    const { db } = database;
+    const db = seeder.db('linkplane_bench');
     const clientsTotal = Number(process.env.BENCH_PARTNER_CLIENTS ?? 1_000);
     const paymentsTotal = Number(process.env.BENCH_PAYMENTS ?? 1_000_000);
     const partnerId = newId('ptr');
@@ -98,13 +103,13 @@ export async function partnerBench(options: BenchOptions): Promise<Record<string
       .skip(Math.floor(paymentsTotal / PERIODS.length / 2))
       .limit(1)
       .toArray();
-    await database.close();
+    await seeder.close();
 
     children.push(
       await startChild(
         'src/main/run.ts',
         ['api'],
-        { NODE_ENV: 'test', MONGODB_URI: database.uri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', SECRET_KEY },
+        { NODE_ENV: 'test', MONGODB_URI: uri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', SECRET_KEY },
         `http://127.0.0.1:${apiPort}/readyz`,
       ),
     );

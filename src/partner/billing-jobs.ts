@@ -107,19 +107,22 @@ export class BillingJobs {
    */
   async computePayouts(now: Date): Promise<number> {
     const current = periodKey(now);
+    const closedBefore = periodBounds(current)!.start;
     const groups = new Map<string, { partnerId: string; currency: string; periods: Set<string> }>();
-    const collect = (rows: Array<{ _id: { partner: string; currency: string; period: string } }>) => {
+    const collect = (partnerId: string, rows: Array<{ _id: { currency: string; period: string } }>) => {
       for (const { _id } of rows) {
-        if (_id.period >= current) continue;
-        const key = `${_id.partner}\n${_id.currency}`;
-        const group = groups.get(key) ?? { partnerId: _id.partner, currency: _id.currency, periods: new Set<string>() };
+        const key = `${partnerId}\n${_id.currency}`;
+        const group = groups.get(key) ?? { partnerId, currency: _id.currency, periods: new Set<string>() };
         group.periods.add(_id.period);
         groups.set(key, group);
       }
     };
-    const byGroup = [{ $group: { _id: { partner: '$partner_id', currency: '$currency', period: '$period' } } }];
-    collect(await this.d.ledger.payments.aggregate<{ _id: { partner: string; currency: string; period: string } }>([{ $match: { payout_id: null } }, ...byGroup]).toArray());
-    collect(await this.d.ledger.refunds.aggregate<{ _id: { partner: string; currency: string; period: string } }>([{ $match: { payout_id: null } }, ...byGroup]).toArray());
+    // Partner by partner, rows of closed periods only: each read is a bounded index range, empty once paid out.
+    const byGroup = [{ $group: { _id: { currency: '$currency', period: '$period' } } }];
+    for await (const partner of this.d.partners.collection.find({}, { projection: { _id: 1 } })) {
+      collect(partner._id, await this.d.ledger.payments.aggregate<{ _id: { currency: string; period: string } }>([{ $match: { partner_id: partner._id, payout_id: null, paid_at: { $lt: closedBefore } } }, ...byGroup]).toArray());
+      collect(partner._id, await this.d.ledger.refunds.aggregate<{ _id: { currency: string; period: string } }>([{ $match: { partner_id: partner._id, payout_id: null, refunded_at: { $lt: closedBefore } } }, ...byGroup]).toArray());
+    }
 
     let computed = 0;
     for (const group of groups.values()) {
@@ -145,8 +148,8 @@ export class BillingJobs {
     try {
       await inTransaction(this.d.client, async (session) => {
         // Claim first, then sum what was claimed: a row written meanwhile is either claimed and counted, or neither.
-        await this.d.ledger.payments.updateMany({ payout_id: null, partner_id: partnerId, currency, paid_at: { $lt: end } }, { $set: { payout_id: payoutId } }, { session });
-        await this.d.ledger.refunds.updateMany({ payout_id: null, partner_id: partnerId, currency, refunded_at: { $lt: end } }, { $set: { payout_id: payoutId } }, { session });
+        await this.d.ledger.payments.updateMany({ partner_id: partnerId, payout_id: null, paid_at: { $lt: end }, currency }, { $set: { payout_id: payoutId } }, { session });
+        await this.d.ledger.refunds.updateMany({ partner_id: partnerId, payout_id: null, refunded_at: { $lt: end }, currency }, { $set: { payout_id: payoutId } }, { session });
         const [pay] = await this.d.ledger.payments
           .aggregate<{ n: number; gross: number; processor: number; platform: number; share: number }>(
             [

@@ -118,11 +118,11 @@ export class LedgerStore {
         { key: { 'external.charge_id': 1, partner_id: 1 }, name: 'charge_lookup' },
         // A payment recorded by hand carries the partner's own reference, once.
         { key: { partner_id: 1, 'external.reference': 1 }, name: 'partner_reference', unique: true, partialFilterExpression: { 'external.reference': { $type: 'string' } } },
-        // The payout job: shares not yet paid out.
-        { key: { payout_id: 1, partner_id: 1, currency: 1, paid_at: 1 }, name: 'unpaid_out' },
+        // The payout job: a partner's shares not yet paid out, of closed periods (a bounded range, usually empty).
+        { key: { partner_id: 1, payout_id: 1, paid_at: 1 }, name: 'partner_unpaid_out' },
       ]),
       this.refunds.createIndexes([
-        { key: { payout_id: 1, partner_id: 1, currency: 1, refunded_at: 1 }, name: 'unpaid_out' },
+        { key: { partner_id: 1, payout_id: 1, refunded_at: 1 }, name: 'partner_unpaid_out' },
         { key: { payment_id: 1 }, name: 'payment' },
       ]),
       this.payouts.createIndexes([
