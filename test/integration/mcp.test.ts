@@ -193,4 +193,17 @@ describe('MCP tool server (/v1/mcp, official SDK client over HTTP)', function ()
     expect(((await rawOk.json()) as { result: { serverInfo: Json } }).result.serverInfo).to.include({ name: 'linkplane' });
     expect((await fetch(`${api.url}/v1/mcp`, { headers: { Authorization: `Bearer ${key}` } })).status).to.equal(405);
   });
+
+  it('is published in the OpenAPI document with conversions, alerts and reports, under the spec’s tag names', async () => {
+    const doc = (await (await fetch(`${api.url}/v1/openapi.json`)).json()) as { tags: Array<{ name: string }>; paths: Record<string, Record<string, { tags: string[] }>> };
+    expect(doc.tags.map((t) => t.name)).to.include.members(['Conversions', 'Alerts', 'Reports', 'Tools']);
+    const tagOf = (path: string, method: string) => doc.paths[path]![method]!.tags[0];
+    expect(tagOf('/mcp', 'post')).to.equal('Tools');
+    expect(tagOf('/conversions', 'post')).to.equal('Conversions');
+    expect(tagOf('/conversions', 'get')).to.equal('Conversions');
+    expect(tagOf('/alerts/rules', 'post')).to.equal('Alerts');
+    expect(tagOf('/alerts/firings/{id}/acknowledge', 'post')).to.equal('Alerts');
+    expect(tagOf('/reports/{id}/resolve', 'post')).to.equal('Reports');
+    expect(tagOf('/public/reports', 'post')).to.equal('Reports');
+  });
 });
