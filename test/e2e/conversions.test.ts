@@ -139,6 +139,17 @@ describe('Conversions end to end', function () {
     expect(again.body).to.deep.equal(reply.body);
     expect(await db.collection('conversions').countDocuments({ external_id: 'order-1001' })).to.equal(1);
     expect((await call('GET', `/conversions/${reply.body.id as string}`)).body).to.deep.equal(reply.body);
+
+    // The analytics figures count it, in the cells of the click it is attributed to.
+    const summary = await until(async () => {
+      const body = (await call('GET', `/analytics/summary?link_id=${link.id}&interval=24h`)).body;
+      return body.clicks === 1 && body.conversions === 1 ? body : false;
+    }, 20_000, 'the click and its conversion in the summary');
+    expect(summary).to.include({ clicks: 1, conversions: 1 });
+    const series = (await call('GET', `/analytics/timeseries?link_id=${link.id}&interval=24h`)).body.data as Json[];
+    expect(series.reduce((n, b) => n + (b.conversions as number), 0)).to.equal(1);
+    const countries = (await call('GET', `/analytics/breakdown?link_id=${link.id}&interval=24h&dimension=device`)).body.data as Json[];
+    expect(countries.map((r) => [r.value, r.conversions])).to.deep.equal([['desktop', 1]]);
     expectRefused(await call('GET', `/conversions/${reply.body.id as string}`, undefined, otherKey), 404, 'not_found');
   });
 
@@ -259,5 +270,14 @@ describe('Conversions end to end', function () {
     expect(updates).to.have.length(1);
     expect(updates[0]!.data.ab_test).to.include({ winner_index: 1 });
     await until(() => received.some((r) => r.type === 'link.updated' && (r.body.data as Json).id === link.id) || false, 20_000, 'link.updated delivered');
+
+    // The analytics breakdown by A/B variant shows the same conversions per variant.
+    const converted = [converting[0]!.length + 1, converting[1]!.length + 1];
+    const variants = await until(async () => {
+      const rows = (await call('GET', `/analytics/breakdown?link_id=${link.id}&interval=24h&dimension=ab_variant`)).body.data as Json[];
+      const byValue = new Map(rows.map((r) => [r.value, r.conversions as number]));
+      return byValue.get('0') === converted[0] && byValue.get('1') === converted[1] ? rows : false;
+    }, 20_000, 'conversions per variant in the breakdown');
+    expect(variants.map((r) => r.value).sort()).to.deep.equal(['0', '1']);
   });
 });
