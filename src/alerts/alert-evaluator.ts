@@ -15,25 +15,40 @@ import { effectivePlan } from '../workspace/plans.ts';
 import type { Mailer } from '../webhooks/mailer.ts';
 import type { AlertFiringDoc, AlertRuleDoc, AlertStore } from './alert.store.ts';
 import { firingView } from './alert.service.ts';
+import type { AnalyticsService } from '../analytics/analytics.service.ts';
+import type { AnalyticsQuery } from '../analytics/analytics.schemas.ts';
+import { QUARTER_MS } from '../analytics/time.ts';
 
 /** Clicks of a workspace (or one of its links) in [from, to), and how many were not by human visitors. */
 export interface ClickFigures {
   clicks(workspaceId: string, linkId: string | null, from: Date, to: Date): Promise<{ total: number; bots: number }>;
 }
 
-/** The figures from the raw `clicks` collection (its workspace/time and link/time indexes bound every count). */
-export class RawClickFigures implements ClickFigures {
-  private readonly db: Db;
-  constructor(db: Db) {
-    this.db = db;
+/**
+ * The figures from the analytics rollups (the analytics query service, not a count of raw clicks). Rollups are per
+ * UTC quarter-hour, so the evaluator asks for whole quarter-hours only (see windowEnd).
+ */
+export class AnalyticsClickFigures implements ClickFigures {
+  private readonly analytics: AnalyticsService;
+  private readonly workspaces: WorkspaceStore;
+  constructor(analytics: AnalyticsService, workspaces: WorkspaceStore) {
+    this.analytics = analytics;
+    this.workspaces = workspaces;
   }
 
   async clicks(workspaceId: string, linkId: string | null, from: Date, to: Date): Promise<{ total: number; bots: number }> {
-    const match = { ...(linkId === null ? { workspace_id: workspaceId } : { link_id: linkId, workspace_id: workspaceId }), ts: { $gte: from, $lt: to } };
-    const clicks = this.db.collection('clicks');
-    const [total, bots] = await Promise.all([clicks.countDocuments(match), clicks.countDocuments({ ...match, 'visitor.visitor_type': { $ne: 'human' } })]);
-    return { total, bots };
+    const workspace = await this.workspaces.findById(workspaceId);
+    if (!workspace) return { total: 0, bots: 0 };
+    const plan = effectivePlan(workspace.plan_id, workspace.limits_override, workspace.capabilities_override);
+    const query = { start: from.toISOString(), end: to.toISOString(), timezone: 'UTC', bots: 'include', ...(linkId === null ? {} : { link_id: linkId }) } as AnalyticsQuery;
+    const summary = await this.analytics.summary({ workspaceId, plan }, query);
+    return { total: summary.clicks, bots: summary.bot_clicks };
   }
+}
+
+/** Click windows end at the last whole quarter-hour (the rollups' finest bucket): an incomplete one is not compared. */
+export function windowEnd(now: Date): Date {
+  return new Date(Math.floor(now.getTime() / QUARTER_MS) * QUARTER_MS);
 }
 
 export interface AlertEvaluatorOptions {
@@ -102,20 +117,20 @@ export class AlertEvaluator {
   }
 
   /** One pass over every enabled rule; a rule that fails is logged and the others go on. */
-  async evaluateAll(): Promise<void> {
+  async evaluateAll(at?: Date): Promise<void> {
     const rules = this.o.alerts.rules.find({ enabled: true }).sort({ _id: 1 });
     for await (const rule of rules) {
       if (this.stopping) break;
       try {
-        await this.evaluate(rule);
+        await this.evaluate(rule, at);
       } catch (error) {
         this.o.logger.error({ err: error, rule: rule._id }, 'alert rule evaluation failed');
       }
     }
   }
 
-  async evaluate(rule: AlertRuleDoc): Promise<void> {
-    const now = this.now();
+  async evaluate(rule: AlertRuleDoc, at?: Date): Promise<void> {
+    const now = at ?? this.now();
     const measure = await this.measure(rule, now);
     const open = await this.o.alerts.openFiring(rule._id);
     if (open) {
@@ -196,11 +211,12 @@ export class AlertEvaluator {
     switch (rule.type) {
       case 'click_spike':
       case 'click_drop': {
-        const from = new Date(now.getTime() - windowMs);
-        const current = (await this.o.figures.clicks(ws, rule.link_id, from, now)).total;
+        const end = windowEnd(now);
+        const from = new Date(end.getTime() - windowMs);
+        const current = (await this.o.figures.clicks(ws, rule.link_id, from, end)).total;
         const before = (await this.o.figures.clicks(ws, rule.link_id, new Date(from.getTime() - windowMs * rule.baseline_windows), from)).total;
         const baseline = before / rule.baseline_windows;
-        const counts = `${current} clicks in the last ${rule.window_minutes} min against a baseline of ${round(baseline)}`;
+        const counts = `${current} clicks in the ${rule.window_minutes} min to ${end.toISOString()} against a baseline of ${round(baseline)}`;
         if (rule.type === 'click_spike') {
           const value = round(current / Math.max(baseline, 1));
           return { value, breached: value >= t, message: `Click spike: ${counts} (${value}x, threshold ${t}x).` };
@@ -209,9 +225,10 @@ export class AlertEvaluator {
         return { value, breached: value <= t, message: `Click drop: ${counts} (${value}x, threshold ${t}x).` };
       }
       case 'bot_share': {
-        const { total, bots } = await this.o.figures.clicks(ws, rule.link_id, new Date(now.getTime() - windowMs), now);
+        const end = windowEnd(now);
+        const { total, bots } = await this.o.figures.clicks(ws, rule.link_id, new Date(end.getTime() - windowMs), end);
         const value = total === 0 ? 0 : round(bots / total);
-        return { value, breached: value >= t, message: `Bot share: ${bots} of ${total} clicks in the last ${rule.window_minutes} min were not human (${value}, threshold ${t}).` };
+        return { value, breached: value >= t, message: `Bot share: ${bots} of ${total} clicks in the ${rule.window_minutes} min to ${end.toISOString()} were not human (${value}, threshold ${t}).` };
       }
       case 'rotator_unhealthy': {
         const links = await this.o.db.collection('links').find({ workspace_id: ws, rotator: { $ne: null } }, { projection: { _id: 1 } }).toArray();

@@ -30,7 +30,10 @@ export const AlertChannelsSchema = Type.Object(
 const Name = Text(1, 100);
 const Type_ = StringEnum(ALERT_TYPES, { description: Object.entries(ALERT_TYPE_DOCS).map(([k, v]) => `\`${k}\`: ${v}`).join('; ') });
 const Threshold = Type.Number({ minimum: 0, maximum: 1_000_000, description: 'Read as each type says' });
-const WindowMinutes = Integer(1, 10_080, { description: 'The window the click conditions count over (minutes); ignored by state conditions' });
+const WindowMinutes = Integer(15, 10_080, {
+  multipleOf: 15,
+  description: 'The window the click conditions count over, in minutes: whole quarter-hours (the analytics rollups\' finest bucket), ending at the last complete one; ignored by state conditions',
+});
 const CooldownMinutes = Integer(0, 10_080, { description: 'After a firing starts, no new firing for the same rule before this long' });
 const BaselineWindows = Integer(1, 28, { description: 'click_spike / click_drop: how many windows before the current one make the baseline' });
 const LinkId = Nullable(Text(3, 64), { description: 'Click conditions: only this link\'s clicks (null: the whole workspace)' });

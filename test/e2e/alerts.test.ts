@@ -13,6 +13,9 @@ import { Tenants } from '../helpers/tenants.ts';
 import { callApi, expectInvalid, expectRefused, type Json, type Reply } from '../helpers/http.ts';
 import { until } from '../helpers/wait.ts';
 import { periodOf } from '../../src/workspace/usage.store.ts';
+import { RollupStore } from '../../src/analytics/rollup.store.ts';
+import { windowEnd } from '../../src/alerts/alert-evaluator.ts';
+import type { ClickRecord } from '../../src/clicks/click-record.ts';
 
 describe('Alerts end to end', function () {
   this.timeout(60_000);
@@ -172,40 +175,50 @@ describe('Alerts end to end', function () {
     expect(workspaceId).to.be.a('string');
   });
 
-  it('measures clicks against the baseline (spike, drop), the bot share, domains, rotator health and the plan share', async () => {
+  it('measures clicks from the analytics rollups against the baseline (spike, drop), the bot share, domains, rotator health and the plan share', async () => {
     const { id: ws, call } = await aWorkspace({ limits: { tracked_clicks_per_month: 10 } });
-    const now = Date.now();
     const minute = 60_000;
-    const click = (minutesAgo: number, visitorType = 'human') => ({
-      _id: `clk_${Math.random().toString(36).slice(2)}`,
+    // Whole quarter-hours in the past: E ends the window the first evaluation (at E + 1 min) looks at.
+    const E = windowEnd(new Date()).getTime() - 60 * minute;
+    const click = (minutesBeforeE: number, visitorType: ClickRecord['visitor']['visitor_type'] = 'human'): ClickRecord => ({
+      id: `clk_${Math.random().toString(36).slice(2)}`,
+      ts: new Date(E - minutesBeforeE * minute).toISOString(),
       workspace_id: ws,
-      link_id: 'lnk_x',
-      ts: new Date(now - minutesAgo * minute),
-      visitor: { visitor_type: visitorType },
+      link_id: 'lnk_alerting',
+      domain_id: 'dom_default',
+      domain: 'lp.test',
+      slug: 'alerting',
+      outcome: 'redirect',
+      destination: 'https://example.com/',
+      decision: { step: 'url', ruleId: null, workspaceRule: false, targetingIndex: null, variantIndex: null, destinationId: null, rotatorFallback: false },
+      visitor: {
+        ip: null, device: 'desktop', os: 'linux', browser: null, language: null, country: 'FR', region: null, city: null, asn: null,
+        visitor_type: visitorType, verified_bot: false, bot_name: null, proxy_type: null, quality: 100, referer: null, visit: 'first', visitor_id: 'v_alert',
+      },
     });
-    // Baseline: 2 clicks in each of the three 10-minute windows before the last 10 minutes; then 10 in the last one, 6 of them bots.
-    const docs = [15, 16, 25, 26, 35, 36].map((m) => click(m));
-    for (let i = 0; i < 10; i++) docs.push(click(i * 0.5 + 0.5, i < 6 ? 'search_bot' : 'human'));
-    await db.collection('clicks').insertMany(docs as never[]);
+    // Baseline: 2 clicks in each of the three quarter-hours before the last one; 10 in the last one, 6 of them bots.
+    const clicks = [20, 25, 35, 40, 50, 55].map((m) => click(m));
+    for (let i = 0; i < 10; i++) clicks.push(click(i + 1, i < 6 ? 'search_bot' : 'human'));
+    await new RollupStore(db).apply(clicks);
     await db.collection('domains').insertOne({ _id: `dom_${Math.random()}`, workspace_id: ws, hostname: 'broken.example', status: 'error' } as never);
     await db.collection('links').insertOne({ _id: 'lnk_rot_alert', workspace_id: ws, rotator: { enabled: true, destinations: [] } } as never);
     await db.collection('rotator_health').insertOne({ _id: 'lnk_rot_alert|d1', link_id: 'lnk_rot_alert', destination_id: 'd1', healthy: false } as never);
     await db.collection('usage').insertOne({ _id: `${ws}:${periodOf(new Date()).key}`, workspace_id: ws, period: periodOf(new Date()).key, tracked_clicks: 9 } as never);
 
-    const common = { window_minutes: 10, baseline_windows: 3 };
+    const common = { window_minutes: 15, baseline_windows: 3 };
+    expectInvalid(await call('POST', '/alerts/rules', { name: 'x', type: 'click_spike', threshold: 3, window_minutes: 10 }), 'window_minutes');
     const spike = await aRule(call, { type: 'click_spike', threshold: 3, ...common });
     const quietSpike = await aRule(call, { type: 'click_spike', threshold: 6, ...common });
-    const drop = await aRule(call, { type: 'click_drop', threshold: 0.5, window_minutes: 5, baseline_windows: 6 });
-    const bots = await aRule(call, { type: 'bot_share', threshold: 0.5, window_minutes: 10 });
+    const drop = await aRule(call, { type: 'click_drop', threshold: 0.5, ...common });
+    const bots = await aRule(call, { type: 'bot_share', threshold: 0.5, window_minutes: 15 });
     const domain = await aRule(call, { type: 'domain_error', threshold: 1 });
     const rotator = await aRule(call, { type: 'rotator_unhealthy', threshold: 1 });
     const share = await aRule(call, { type: 'tracked_clicks_share', threshold: 0.8 });
     const fullShare = await aRule(call, { type: 'tracked_clicks_share', threshold: 1 });
-    await evaluate();
+    await worker.worker.alerts.evaluateAll(new Date(E + minute));
     const valueOf = async (rule: { id: string }) => (await firingsOf(rule.id)).map((f) => f.value);
     expect(await valueOf(spike), '10 clicks against a baseline of 2: 5x').to.deep.equal([5]);
     expect(await valueOf(quietSpike), '5x is below 6x').to.deep.equal([]);
-    // Last 5 minutes: the 10 recent clicks; the 6 windows before: 0 in (5,10], 0, 2, 0, 2, 0 → baseline 4/6.
     expect(await valueOf(drop), 'more clicks than the baseline is no drop').to.deep.equal([]);
     expect(await valueOf(bots)).to.deep.equal([0.6]);
     expect(await valueOf(domain)).to.deep.equal([1]);
@@ -213,11 +226,10 @@ describe('Alerts end to end', function () {
     expect(await valueOf(share)).to.deep.equal([0.9]);
     expect(await valueOf(fullShare)).to.deep.equal([]);
 
-    // The traffic stops: for a window 40 minutes on, the last 5 minutes are empty against a baseline: a drop.
-    const later = await aRule(call, { type: 'click_drop', threshold: 0.5, window_minutes: 20, baseline_windows: 1 });
-    await db.collection('clicks').deleteMany({ workspace_id: ws, ts: { $gte: new Date(now - 20 * minute) } });
-    await evaluate();
-    expect(await valueOf(later), 'no click in the last 20 minutes against 6 before: 0x').to.deep.equal([0]);
+    // Half an hour on, the traffic has stopped: the last quarter-hour is empty against a baseline of 10 in two: a drop.
+    const later = await aRule(call, { type: 'click_drop', threshold: 0.5, window_minutes: 15, baseline_windows: 2 });
+    await worker.worker.alerts.evaluateAll(new Date(E + 31 * minute));
+    expect(await valueOf(later), 'no click against 5 per quarter-hour before: 0x').to.deep.equal([0]);
     expect((await firingsOf(spike.id)).map((f) => f.state), 'the spike is over').to.deep.equal(['resolved']);
   });
 });

@@ -145,6 +145,13 @@ describe('MCP tool server (/v1/mcp, official SDK client over HTTP)', function ()
     expect((ok(await call(client, 'list_conversions', { link_id: link.id as string })).data as Json[]).map((c) => c.id)).to.deep.equal([conversion.id]);
     expect(ok(await call(client, 'get_conversion', { id: conversion.id as string })).id).to.equal(conversion.id);
     expect(ok(await call(client, 'list_reports', { status: 'open' })).data).to.deep.equal([]);
+    // Analytics: every endpoint of the API is a tool, with its query as the input.
+    const summary = ok(await call(client, 'get_analytics_summary', { interval: '24h', link_id: link.id as string }));
+    expect(summary).to.include({ conversions: 1 });
+    expect(ok(await call(client, 'get_analytics_timeseries', { interval: '24h' })).data).to.be.an('array');
+    expect(ok(await call(client, 'get_analytics_breakdown', { interval: '24h', dimension: 'country' })).data).to.be.an('array');
+    expect(ok(await call(client, 'get_analytics_top_links', { interval: '24h' })).data).to.be.an('array');
+    refused(await call(client, 'get_analytics_breakdown', { interval: '24h', dimension: 'shoe_size' }), 'validation_failed');
   });
 
   it('lists partner tools to a partner key and answers them', async () => {
