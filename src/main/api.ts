@@ -141,6 +141,7 @@ export function buildApi(infra: Infra): ApiService {
     box: new SecretBox(config.secretKey),
     targets: { allowPrivate: config.webhooks.allowPrivateTargets },
     secretGraceHours: config.webhooks.secretGraceHours,
+    bus,
   });
   const customDomains = new DomainService({
     domains: stores.domains,

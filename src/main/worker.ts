@@ -72,6 +72,7 @@ export function buildWorker(infra: Infra): WorkerService {
       partners: stores.partners,
       logger,
     }),
+    bus: infra.bus,
     logger,
     registry: metrics.registry,
   });

@@ -3,7 +3,7 @@ import type { Logger } from './logger.ts';
 
 /** What changed; every pod that caches it drops its copy. */
 export interface Invalidation {
-  kind: 'api_key' | 'workspace' | 'partner' | 'link' | 'domain';
+  kind: 'api_key' | 'workspace' | 'partner' | 'link' | 'domain' | 'webhook';
   id: string;
   /** Extra lookup keys some caches are indexed by (a key hash, a host + slug). */
   keys?: string[];

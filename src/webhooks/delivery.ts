@@ -4,6 +4,7 @@
 // passed to nak: JetStream consumer `backoff` is not used.
 import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import type { CacheBus } from '../platform/cache-bus.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import type { TargetOptions } from './ssrf.ts';
@@ -41,6 +42,22 @@ export interface DeliveryOptions {
    * Must not throw or block; an exception is logged.
    */
   onEndpointFailing: (endpoint: WebhookDoc) => void;
+  /**
+   * Endpoint changes (status, URL, secret rotation, deletion) broadcast by the api. With it, endpoints and their
+   * opened secrets are cached for `endpointCacheTtlMs` and dropped as soon as a change is announced; without it,
+   * every delivery reads its endpoint.
+   */
+  bus?: CacheBus | null;
+  endpointCacheTtlMs?: number;
+  /** At most this many deliveries to one endpoint at once, so a slow endpoint cannot hold every slot. */
+  perEndpointConcurrency?: number;
+}
+
+/** An endpoint as last read, with the secrets it signs with until `expiresAt`. */
+interface CachedEndpoint {
+  endpoint: WebhookDoc;
+  secrets: string[];
+  expiresAt: number;
 }
 
 interface AttemptResult {
@@ -51,6 +68,11 @@ interface AttemptResult {
 }
 
 const DELIVERY_CONCURRENCY = 32;
+/** Deliveries to one endpoint at once, by default: a quarter of the slots. */
+export const ENDPOINT_CONCURRENCY = 8;
+const ENDPOINT_CACHE_TTL_MS = 5000;
+/** A message for an endpoint already at its concurrency bound goes back for this long (no attempt is spent). */
+const ENDPOINT_BUSY_DELAY_MS = 1000;
 
 export class WebhookDelivery {
   private readonly o: DeliveryOptions;
@@ -60,6 +82,13 @@ export class WebhookDelivery {
   private readonly duration: Histogram<'outcome'>;
   /** Every delivery connects through these: each connection to a checked address (outbound.ts). */
   private readonly agents: OutboundAgents;
+  private readonly endpoints = new Map<string, CachedEndpoint>();
+  private readonly cacheTtlMs: number;
+  /** Raised by every invalidation: a read that started before one is not cached (it may be the stale copy). */
+  private invalidations = 0;
+  private readonly perEndpoint: number;
+  /** Deliveries in progress per endpoint id. */
+  private readonly busy = new Map<string, number>();
 
   constructor(options: DeliveryOptions) {
     this.o = options;
@@ -67,6 +96,14 @@ export class WebhookDelivery {
     // as many as deliveries run at once: many endpoints often share one origin.
     this.agents = outboundAgents(options.targets, { maxSocketsPerOrigin: options.concurrency ?? DELIVERY_CONCURRENCY });
     this.now = options.now ?? (() => new Date());
+    const concurrency = options.concurrency ?? DELIVERY_CONCURRENCY;
+    this.perEndpoint = Math.min(options.perEndpointConcurrency ?? ENDPOINT_CONCURRENCY, concurrency);
+    this.cacheTtlMs = options.bus ? (options.endpointCacheTtlMs ?? ENDPOINT_CACHE_TTL_MS) : 0;
+    options.bus?.on((message) => {
+      if (message.kind !== 'webhook') return;
+      this.invalidations++;
+      this.endpoints.delete(message.id);
+    });
     const registers = options.registry ? [options.registry] : [];
     this.total = new Counter({
       name: 'linkplane_webhook_deliveries_total',
@@ -133,17 +170,58 @@ export class WebhookDelivery {
       msg.term('unreadable');
       return;
     }
-    const endpoint = await this.o.webhooks.collection.findOne({ _id: message.webhook_id });
+    const cached = await this.endpoint(message.webhook_id);
     // A deleted endpoint, or one that is failing: it receives nothing more (missed events are not replayed).
-    if (!endpoint || endpoint.status !== 'active') {
+    if (!cached || cached.endpoint.status !== 'active') {
       this.total.inc({ outcome: 'dropped', attempt: String(msg.info.deliveryCount) });
       msg.ack();
       return;
     }
+    const id = cached.endpoint._id;
+    const running = this.busy.get(id) ?? 0;
+    if (running >= this.perEndpoint) {
+      msg.nak(ENDPOINT_BUSY_DELAY_MS);
+      return;
+    }
+    this.busy.set(id, running + 1);
+    try {
+      await this.deliver(msg, message, cached);
+    } finally {
+      const left = (this.busy.get(id) ?? 1) - 1;
+      if (left > 0) this.busy.set(id, left);
+      else this.busy.delete(id);
+    }
+  }
+
+  /**
+   * The endpoint and the secrets it signs with now. From the cache while the api has announced no change to it
+   * (and for at most the cache TTL, or until a previous secret's grace ends); read otherwise.
+   */
+  private async endpoint(id: string): Promise<CachedEndpoint | null> {
+    const nowMs = this.now().getTime();
+    const hit = this.endpoints.get(id);
+    if (hit && hit.expiresAt > nowMs) return hit;
+    this.endpoints.delete(id);
+    const before = this.invalidations;
+    const endpoint = await this.o.webhooks.collection.findOne({ _id: id });
+    if (!endpoint) return null;
+    // Opened only for an endpoint that will be sent to (a failing one's secrets are not needed).
+    const secrets = endpoint.status === 'active' ? this.o.signingSecrets(endpoint) : [];
+    let expiresAt = nowMs + this.cacheTtlMs;
+    if (endpoint.previous_secret_expires_at) expiresAt = Math.min(expiresAt, endpoint.previous_secret_expires_at.getTime());
+    const entry = { endpoint, secrets, expiresAt };
+    if (this.cacheTtlMs > 0 && before === this.invalidations) this.endpoints.set(id, entry);
+    return entry;
+  }
+
+  private async deliver(msg: JsMsg, message: DeliveryMessage, cached: CachedEndpoint): Promise<void> {
+    const { endpoint, secrets } = cached;
     // Attempts are the POSTs logged so far, not JetStream's delivery count: a platform failure (this read or the log
     // write failing, NATS away, a worker killed) throws or leaves the message unanswered, it is handed out again,
-    // and the receiver's retries are not spent on it.
-    const attempt = (await this.o.deliveries.attemptsLogged(message.delivery_id)) + 1;
+    // and the receiver's retries are not spent on it. A message handed out for the first time has almost always
+    // none logged: it is taken as attempt 1 without a read, and counted after all if that row exists already.
+    const guessed = msg.info.deliveryCount === 1;
+    let attempt = guessed ? 1 : (await this.o.deliveries.attemptsLogged(message.delivery_id)) + 1;
 
     const body = JSON.stringify({
       id: message.delivery_id,
@@ -157,7 +235,7 @@ export class WebhookDelivery {
       'X-Service-Event': message.event.type,
       'X-Service-Delivery': message.delivery_id,
       // Signed at each attempt: receivers refuse timestamps older than 5 minutes, and retries come hours later.
-      [SIGNATURE_HEADER]: signPayload(body, this.o.signingSecrets(endpoint), Math.floor(this.now().getTime() / 1000)),
+      [SIGNATURE_HEADER]: signPayload(body, secrets, Math.floor(this.now().getTime() / 1000)),
     };
 
     const startedAt = this.now();
@@ -166,13 +244,14 @@ export class WebhookDelivery {
     const seconds = (performance.now() - started) / 1000;
     const outcome = result.succeeded ? 'succeeded' : 'failed';
     this.duration.observe({ outcome }, seconds);
-    this.total.inc({ outcome, attempt: String(attempt) });
 
     const retries = this.o.retryScheduleMs.length;
     // attempt n (1-based) is followed by retry n, due after retryScheduleMs[n-1]; attempt retries+1 is the last.
-    const delayMs = !result.succeeded && attempt <= retries ? this.o.retryScheduleMs[attempt - 1]! : null;
-    const log: WebhookDeliveryDoc = {
-      _id: `${message.delivery_id}.${attempt}`,
+    const delayFor = (n: number) => (!result.succeeded && n <= retries ? this.o.retryScheduleMs[n - 1]! : null);
+    const logFor = (n: number): WebhookDeliveryDoc => {
+      const delay = delayFor(n);
+      return {
+      _id: `${message.delivery_id}.${n}`,
       delivery_id: message.delivery_id,
       webhook_id: endpoint._id,
       tenant_kind: endpoint.tenant_kind,
@@ -180,20 +259,31 @@ export class WebhookDelivery {
       partner_id: endpoint.partner_id,
       event_id: message.event.id,
       event_type: message.event.type,
-      attempt,
+      attempt: n,
       created_at: startedAt,
       request: { headers, body },
       response: result.response,
       duration_ms: Math.round(seconds * 1000),
       outcome,
-      next_retry_at: delayMs === null ? null : new Date(this.now().getTime() + delayMs),
+      next_retry_at: delay === null ? null : new Date(this.now().getTime() + delay),
+      };
     };
-    await this.record(log);
+    if (!guessed || !(await this.recordFirst(logFor(1)))) {
+      // Not a first hand-out, or attempt 1 was logged before (the same delivery published twice): counted.
+      if (guessed) attempt = (await this.o.deliveries.attemptsLogged(message.delivery_id)) + 1;
+      await this.record(logFor(attempt));
+    }
+    this.total.inc({ outcome, attempt: String(attempt) });
+    const delayMs = delayFor(attempt);
 
     if (result.succeeded) {
       msg.ack();
-      // A running failure streak ends with a success (spec 3); no write when there is none.
-      await this.o.webhooks.collection.updateOne({ _id: endpoint._id, failure_streak: { $gt: 0 } }, { $set: { failure_streak: 0 } });
+      // A running failure streak ends with a success (spec 3); no write when there is none (as last read: the
+      // streak only grows when the endpoint turns failing, which is announced and drops the cached copy).
+      if (endpoint.failure_streak > 0) {
+        await this.o.webhooks.collection.updateOne({ _id: endpoint._id, failure_streak: { $gt: 0 } }, { $set: { failure_streak: 0 } });
+        endpoint.failure_streak = 0;
+      }
       return;
     }
     const context = { webhook_id: endpoint._id, delivery_id: message.delivery_id, attempt, status: result.response.status, reason: result.error };
@@ -205,6 +295,17 @@ export class WebhookDelivery {
     this.o.logger.warn(context, 'webhook delivery failed after its last retry');
     msg.term('retry schedule exhausted');
     await this.markFailing(endpoint._id);
+  }
+
+  /** Writes attempt 1's row; false if it exists already. */
+  private async recordFirst(doc: WebhookDeliveryDoc): Promise<boolean> {
+    try {
+      await this.o.deliveries.record(doc);
+      return true;
+    } catch (error) {
+      if ((error as { code?: number }).code !== 11000) throw error;
+      return false;
+    }
   }
 
   /** The attempt log row; written once per attempt id, so a redelivered write is harmless. */
@@ -223,6 +324,9 @@ export class WebhookDelivery {
       { $set: { status: 'failing', updated_at: now }, $inc: { failure_streak: 1 } },
       { returnDocument: 'before' },
     );
+    // Every replica stops sending to it now, not when its cached copy expires.
+    this.endpoints.delete(id);
+    if (this.o.bus) await this.o.bus.publish({ kind: 'webhook', id });
     // Only the worker whose update found the endpoint active made the transition: it alone notifies the owner.
     if (before?.status === 'active') {
       const endpoint: WebhookDoc = { ...before, status: 'failing', failure_streak: before.failure_streak + 1, updated_at: now };

@@ -1,5 +1,6 @@
 // The worker's webhook part: the fan-out and delivery consumers, and the gauges about them.
 import { Gauge, type Registry } from 'prom-client';
+import type { CacheBus } from '../platform/cache-bus.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import type { WebhookStore } from './webhook.store.ts';
@@ -23,6 +24,8 @@ export interface WebhookWorkerOptions {
   ackWaitMs?: number;
   /** The owner's e-mail when an endpoint turns failing. */
   notifier: EndpointFailingNotifier;
+  /** Endpoint changes broadcast by the api: with it, the delivery consumer caches endpoints (delivery.ts). */
+  bus?: CacheBus | null;
   logger: Logger;
   registry: Registry;
   /** How often consumer lag is read from JetStream. */
@@ -49,6 +52,7 @@ export class WebhookWorker {
       timeoutMs: options.timeoutMs,
       ...(options.ackWaitMs === undefined ? {} : { ackWaitMs: options.ackWaitMs }),
       onEndpointFailing: (endpoint) => options.notifier.notify(endpoint),
+      bus: options.bus ?? null,
       logger: options.logger,
       registry: options.registry,
     });

@@ -1,6 +1,7 @@
 import { newId } from '../platform/ids.ts';
 import { NotFoundError, QuotaExceededError, ValidationError } from '../platform/errors.ts';
 import type { Principal } from '../keys/key.service.ts';
+import type { CacheBus } from '../platform/cache-bus.ts';
 import { PARTNER_ONLY_EVENTS, type EventType } from '../events/event-types.ts';
 import { decodeTimePosition, pageOf, timePosition, type Pagination } from '../http/cursor.ts';
 import { assertPublicTarget, type TargetOptions } from './ssrf.ts';
@@ -25,6 +26,8 @@ export interface WebhookServiceDeps {
   targets: TargetOptions;
   /** How long the previous secret keeps signing after a rotation. */
   secretGraceHours: number;
+  /** Told of every change to an endpoint, so workers caching it (delivery.ts) drop their copy at once. */
+  bus?: CacheBus | null;
   now?: () => Date;
 }
 
@@ -81,11 +84,13 @@ export class WebhookService {
     };
     const updated = await this.d.webhooks.update(tenant, id, { ...changes, updated_at: this.now() });
     if (!updated) throw new NotFoundError('webhook endpoint');
+    await this.changed(id);
     return this.view(updated);
   }
 
   async delete(tenant: WebhookTenant, id: string): Promise<void> {
     if (!(await this.d.webhooks.delete(tenant, id))) throw new NotFoundError('webhook endpoint');
+    await this.changed(id);
     await this.d.deliveries.deleteForEndpoint(tenant, id);
   }
 
@@ -108,7 +113,13 @@ export class WebhookService {
       updated_at: now,
     });
     if (!updated) throw new NotFoundError('webhook endpoint');
+    await this.changed(id);
     return { ...this.view(updated), secret };
+  }
+
+  /** Broadcast before the answer: a delivery that starts after it sees the change (status, URL, secret, deletion). */
+  private async changed(id: string): Promise<void> {
+    await this.d.bus?.publish({ kind: 'webhook', id });
   }
 
   /** The secrets a delivery is signed with now: the current one, then the previous one during its grace period. */

@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import type { Infra } from '../../src/main/infra.ts';
 import type { WorkerService } from '../../src/main/worker.ts';
 import { until } from '../helpers/wait.ts';
+import { ENDPOINT_CONCURRENCY } from '../../src/webhooks/delivery.ts';
 
 interface Received {
   path: string;
@@ -233,6 +234,69 @@ describe('webhook delivery (real NATS, real receiver, api and worker in process)
     expect((log[1]!.response as Json).status, 'no answer').to.equal(null);
     expect(log[1]!.duration_ms).to.be.at.least(TIMEOUT_MS - 5);
     expect((log[0]!.response as Json).status).to.equal(200);
+  });
+
+  it('applies an endpoint change to the next delivery, though the worker caches endpoints: secret rotation, URL, deletion', async () => {
+    const key = await aWorkspaceKey();
+    const endpoint = await anEndpoint(key, '/changes/before');
+    const witness = '/changes/witness';
+    await anEndpoint(key, witness);
+    const deliveredTo = (path: string, link: Json) => until(() => at(path).find((r) => dataOf(r).id === link.id) ?? false, 10_000, `${path} got ${link.id as string}`);
+
+    const first = await deliveredTo('/changes/before', await aLink(key));
+    expect(signatureMatches(first.body, first.headers['x-service-signature'] as string, endpoint.secret)).to.equal(true);
+
+    const rotated = await call('POST', `/webhooks/${endpoint.id}/rotate-secret`, key);
+    expect(rotated.status, JSON.stringify(rotated.body)).to.equal(200);
+    const second = await deliveredTo('/changes/before', await aLink(key));
+    expect(signatureMatches(second.body, second.headers['x-service-signature'] as string, rotated.body.secret as string), 'signed with the new secret').to.equal(true);
+
+    expect((await call('PATCH', `/webhooks/${endpoint.id}`, key, { url: `${receiverUrl}/changes/after` })).status).to.equal(200);
+    await deliveredTo('/changes/after', await aLink(key));
+
+    expect((await call('DELETE', `/webhooks/${endpoint.id}`, key)).status).to.equal(204);
+    const last = await aLink(key);
+    await deliveredTo(witness, last);
+    await sleep(300);
+    expect([...at('/changes/before'), ...at('/changes/after')].filter((r) => dataOf(r).id === last.id), 'nothing after the deletion').to.have.length(0);
+  });
+
+  it('numbers a delivery published again (beyond the de-duplication window) as the next attempt, not attempt 1 again', async () => {
+    const key = await aWorkspaceKey();
+    const endpoint = await anEndpoint(key, '/republished');
+    await aLink(key);
+    const [first] = await until(() => at('/republished').length > 0 && at('/republished'), 10_000, 'first delivery');
+    const sent = JSON.parse(first!.body) as { id: string; type: string; created_at: string; data: Json };
+    const logged = async () => (await call('GET', `/webhooks/${endpoint.id}/deliveries`, key)).body.data as Json[];
+    await until(async () => (await logged()).length === 1, 5000, 'attempt 1 logged');
+    // The same delivery as a new message (another message id): what a fan-out repeated after the window would write.
+    const event = { id: ((await logged())[0]!.event_id as string), type: sent.type, created_at: sent.created_at, workspace_id: null, partner_id: null, data: sent.data };
+    const { nats } = workerInfra;
+    await nats.js.publish(nats.subjects.delivery(endpoint.id), JSON.stringify({ delivery_id: sent.id, webhook_id: endpoint.id, event }), { msgID: `again:${sent.id}` });
+    const log = await until(async () => {
+      const rows = await logged();
+      return rows.length === 2 && rows;
+    }, 10_000, 'the second attempt logged');
+    expect(log.map((row) => [row.attempt, row.outcome, row.id])).to.deep.equal([[2, 'succeeded', sent.id], [1, 'succeeded', sent.id]]);
+    expect(at('/republished').map((r) => r.headers['x-service-delivery'])).to.deep.equal([sent.id, sent.id]);
+  });
+
+  it('gives one endpoint that does not answer at most its share of the delivery slots; the others are delivered meanwhile', async () => {
+    const key = await aWorkspaceKey();
+    let open = 0;
+    let maxOpen = 0;
+    behaviours.set('/stuck', (res) => {
+      hanging.push(res);
+      open++;
+      maxOpen = Math.max(maxOpen, open);
+      res.on('close', () => open--);
+    });
+    const stuck = await anEndpoint(key, '/stuck');
+    await anEndpoint(key, '/unstuck');
+    const links = await Promise.all(Array.from({ length: 3 * ENDPOINT_CONCURRENCY }, () => aLink(key)));
+    await until(() => links.every((link) => at('/unstuck').some((r) => dataOf(r).id === link.id)), 15_000, 'every link delivered to the answering endpoint');
+    expect(maxOpen, 'deliveries open at once to the endpoint that does not answer').to.be.within(1, ENDPOINT_CONCURRENCY);
+    expect((await call('DELETE', `/webhooks/${stuck.id}`, key)).status).to.equal(204);
   });
 
   it('sends a signed test delivery with data {test: true} to that endpoint only', async () => {
