@@ -77,8 +77,9 @@ function clickFactory(workspaceId: string, seed: number) {
 
 async function metricValue(url: string, name: string): Promise<number> {
   const text = await (await fetch(url)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line ? Number(line.split(' ')[1]) : 0;
+  // `name{labels} value` or `name value`
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
 function rssOf(child: ChildProcess): number {

@@ -224,23 +224,13 @@ export class RollupStore {
     const docs = batch.documents();
     const session = options.session;
 
-    // Current sketches of the cells this batch adds visitors to.
-    const paths = new Set<string>();
-    const withVisitors = docs.filter((doc) => {
-      let any = false;
-      for (const cell of doc.cells.values()) {
-        if (cell.humans.length + cell.bots.length === 0) continue;
-        paths.add(`s.${cell.dim}.${cell.key}`);
-        any = true;
-      }
-      return any;
-    });
+    // Current sketches of the documents this batch adds visitors to. Their whole `s` is read: a projection listing
+    // every touched cell of every document cost documents × cells on the server.
+    const withVisitors = docs.filter((doc) => [...doc.cells.values()].some((cell) => cell.humans.length + cell.bots.length > 0));
     const existing = new Map<string, RollupDoc>();
     if (withVisitors.length > 0) {
-      const projection: Document = {};
-      for (const p of paths) projection[p] = 1;
       const ids = withVisitors.map((d) => docId(d.w, d.l, d.g, d.t, d.d));
-      for (const doc of await this.rollups.find({ _id: { $in: ids } }, { projection, session }).toArray()) existing.set(doc._id, doc);
+      for (const doc of await this.rollups.find({ _id: { $in: ids } }, { projection: { s: 1 }, session }).toArray()) existing.set(doc._id, doc);
     }
 
     const ops: AnyBulkWriteOperation<RollupDoc>[] = docs.map((doc) => {
