@@ -149,7 +149,7 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
       const clicks: ClickRecord[] = [];
       for (let k = 0; k < batch && i + k < total; k++) clicks.push(make(start + Math.floor(((i + k) / total) * (end - start))));
       await rollups.apply(clicks);
-      if (i % 500_000 === 0) console.error(`  ${i} clicks rolled up (${Math.round(i / ((performance.now() - fillStarted) / 1000 || 1))}/s)`);
+      if (i % 50_000 === 0) console.error(`  ${i} clicks rolled up (${Math.round(i / ((performance.now() - fillStarted) / 1000 || 1))}/s)`);
     }
     const fillSeconds = (performance.now() - fillStarted) / 1000;
     const docs = await rollups.rollups.countDocuments({ w: workspaceId });
