@@ -60,6 +60,23 @@ function query<P extends Record<string, TSchema>>(extra: P) {
   return Type.Object({ ...RANGE_PARAMS, ...extra }, closed);
 }
 
+/** The shared range, zone, bots and filter parameters with others (the partner analytics add theirs). */
+export const analyticsQuery = query;
+
+/** A breakdown's answer for the given dimension names. */
+export function breakdownSchema<D extends readonly string[]>(dimensions: D) {
+  return Type.Object(
+    {
+      ...Echo,
+      dimension: StringEnum(dimensions),
+      total_clicks: Count,
+      unique_visitors_error: Type.Number(),
+      data: Type.Array(BreakdownRow),
+    },
+    closed,
+  );
+}
+
 export const SummaryQuerySchema = query({});
 export const TimeseriesQuerySchema = query({
   granularity: Type.Optional(StringEnum(GRANULARITIES, {
@@ -137,28 +154,19 @@ export const TimeseriesSchema = Type.Object(
   closed,
 );
 
-export const BreakdownSchema = Type.Object(
+const BreakdownRow = Type.Object(
   {
-    ...Echo,
-    dimension: StringEnum(DIMENSIONS),
-    total_clicks: Count,
-    unique_visitors_error: Type.Number(),
-    data: Type.Array(
-      Type.Object(
-        {
-          value: Nullable(Type.String(), { description: 'The dimension value; null when the click had none (no referer, no rule…)' }),
-          clicks: Count,
-          unique_visitors: Count,
-          conversions: Count,
-          revenue: Count,
-          share: Type.Number({ minimum: 0, maximum: 1, description: 'clicks / total_clicks' }),
-        },
-        closed,
-      ),
-    ),
+    value: Nullable(Type.String(), { description: 'The dimension value; null when the click had none (no referer, no rule…)' }),
+    clicks: Count,
+    unique_visitors: Count,
+    conversions: Count,
+    revenue: Count,
+    share: Type.Number({ minimum: 0, maximum: 1, description: 'clicks / total_clicks' }),
   },
   closed,
 );
+
+export const BreakdownSchema = breakdownSchema(DIMENSIONS);
 
 export const TopLinksSchema = Type.Object(
   {

@@ -29,7 +29,13 @@ import {
 } from './analytics.schemas.ts';
 
 export interface AnalyticsScope {
+  /** The workspace read; for a partner, the partner's id (naming the scope, never read). */
   workspaceId: string;
+  /**
+   * Read across these workspaces instead (a partner's clients): their cells are summed and their unique-visitor
+   * sketches merged, so a visitor of two clients counts once. Top links and exports read one workspace only.
+   */
+  workspaceIds?: readonly string[];
   workspaceZone?: string | null;
   plan: Plan;
 }
@@ -112,7 +118,10 @@ export interface AnalyticsServiceOptions {
   defaultBaseUrl: string;
 }
 
-type GroupBy = 'value' | 'link' | 'none';
+type GroupBy = 'value' | 'link' | 'workspace' | 'none';
+
+/** A breakdown dimension, or `workspace`: one row per workspace read (a partner's clients). */
+export type BreakdownDimension = Dimension | 'workspace';
 
 export class AnalyticsService {
   private readonly o: AnalyticsServiceOptions;
@@ -124,10 +133,11 @@ export class AnalyticsService {
   resolve(scope: AnalyticsScope, query: AnalyticsQuery, now?: number): Promise<Resolved> {
     return resolve(query, {
       workspaceId: scope.workspaceId,
+      workspaceIds: scope.workspaceIds,
       workspaceZone: scope.workspaceZone,
       plan: scope.plan,
       links: this.o.links,
-      firstBucket: () => this.o.rollups.firstBucket(scope.workspaceId),
+      firstBucket: () => this.o.rollups.firstBucket(scope.workspaceIds ?? scope.workspaceId),
       now,
     });
   }
@@ -169,10 +179,13 @@ export class AnalyticsService {
     };
   }
 
-  async breakdown(scope: AnalyticsScope, query: BreakdownQuery): Promise<Breakdown> {
+  async breakdown<D extends BreakdownDimension = Dimension>(
+    scope: AnalyticsScope,
+    query: Omit<BreakdownQuery, 'dimension'> & { dimension: D },
+  ): Promise<Omit<Breakdown, 'dimension'> & { dimension: D }> {
     const r = await this.resolve(scope, query);
     const dimension = query.dimension;
-    if (r.visitor && dimension !== r.visitor.dim && dimension !== 'link') {
+    if (r.visitor && dimension !== r.visitor.dim && dimension !== 'link' && dimension !== 'workspace') {
       throw new ValidationError([
         {
           path: 'dimension',
@@ -180,7 +193,8 @@ export class AnalyticsService {
         },
       ]);
     }
-    const groups = (await this.collect(r, [{ start: r.start, end: r.end }], dimension === 'link' ? 'link' : 'value', dimension))[0]!;
+    const groupBy: GroupBy = dimension === 'link' ? 'link' : dimension === 'workspace' ? 'workspace' : 'value';
+    const groups = (await this.collect(r, [{ start: r.start, end: r.end }], groupBy, dimension === 'workspace' ? undefined : dimension))[0]!;
     let total = 0;
     for (const acc of groups.values()) total += acc.clicks(r.bots);
     const rows = [...groups.entries()]
@@ -193,9 +207,10 @@ export class AnalyticsService {
       bots: r.bots,
       dimension,
       total_clicks: total,
-      unique_visitors_error: ERROR_BOUNDS.values,
+      // Per workspace without a visitor filter, the rows are the totals' sketches.
+      unique_visitors_error: dimension === 'workspace' && !r.visitor ? ERROR_BOUNDS.totals : ERROR_BOUNDS.values,
       data: rows.map(({ key, acc, clicks }) => ({
-        value: dimension === 'link' ? key : cellValue(key),
+        value: dimension === 'link' || dimension === 'workspace' ? key : cellValue(key),
         clicks,
         unique_visitors: acc.uniques(r.bots),
         conversions: acc.cv,
@@ -242,8 +257,8 @@ export class AnalyticsService {
   }
 
   /**
-   * Sums the rollup cells into each bucket, grouped by value (a breakdown), by link, or not at all; the visitor
-   * filter restricts the cells of its dimension.
+   * Sums the rollup cells of the scope's workspaces into each bucket, grouped by value (a breakdown), by link, by
+   * workspace, or not at all; the visitor filter restricts the cells of its dimension.
    */
   private async collect(r: Resolved, buckets: readonly Bucket[], groupBy: GroupBy, dimension?: Dimension): Promise<Array<Map<string, Acc>>> {
     const out = buckets.map(() => new Map<string, Acc>());
@@ -254,7 +269,7 @@ export class AnalyticsService {
     const links: readonly string[] | null | 'all-links' = r.links ?? (byLinkDocs ? 'all-links' : null);
     // Which cells: the filter's dimension, else the breakdown's, else the totals.
     const dim: Dimension | typeof TOTAL = filter ? filter.dim : groupBy === 'value' ? dimension! : groupBy === 'link' && links === null ? 'link' : TOTAL;
-    const docs = this.o.rollups.read({ workspaceId: r.workspaceId, links, dimension: dim, runs: index.allRuns(), sketches: true });
+    const docs = this.o.rollups.read({ workspaceId: r.workspaces, links, dimension: dim, runs: index.allRuns(), sketches: true });
     for await (const doc of docs) {
       const bucket = index.find(doc.g, doc.t.getTime());
       if (bucket < 0) continue;
@@ -264,7 +279,7 @@ export class AnalyticsService {
       const sketches = doc.s?.[dim];
       for (const key in cells) {
         if (filter && !filter.keys.has(key)) continue;
-        const group = groupBy === 'none' ? '' : groupBy === 'link' ? (links === null ? cellValue(key)! : doc.l) : key;
+        const group = groupBy === 'none' ? '' : groupBy === 'workspace' ? doc.w : groupBy === 'link' ? (links === null ? cellValue(key)! : doc.l) : key;
         let acc = groups.get(group);
         if (!acc) groups.set(group, (acc = new Acc()));
         acc.add(cells[key]!, sketches?.[key]);

@@ -19,6 +19,8 @@ export class RetentionExceededError extends AppError {
 
 export interface Resolved {
   workspaceId: string;
+  /** The workspaces read: [workspaceId], or a partner's chosen clients. */
+  workspaces: readonly string[];
   zone: string;
   start: number;
   end: number;
@@ -61,6 +63,8 @@ const ceilQuarter = (ms: number) => Math.ceil(ms / QUARTER_MS) * QUARTER_MS;
 
 export interface ResolveContext {
   workspaceId: string;
+  /** Read across these workspaces instead of workspaceId alone (a partner's clients). */
+  workspaceIds?: readonly string[];
   workspaceZone: string | null | undefined;
   plan: Plan;
   links: Collection<LinkDoc>;
@@ -132,7 +136,7 @@ export async function resolve(query: AnalyticsQuery, ctx: ResolveContext): Promi
     visitor = { dim, values: new Set(list), keys: new Set(list.map(cellKey)) };
   }
 
-  return { workspaceId: ctx.workspaceId, zone, start, end, interval, bots: query.bots ?? 'exclude', links: await linkFilter(query, ctx), visitor };
+  return { workspaceId: ctx.workspaceId, workspaces: ctx.workspaceIds ?? [ctx.workspaceId], zone, start, end, interval, bots: query.bots ?? 'exclude', links: await linkFilter(query, ctx), visitor };
 }
 
 async function linkFilter(query: AnalyticsQuery, ctx: ResolveContext): Promise<string[] | null> {
@@ -143,7 +147,7 @@ async function linkFilter(query: AnalyticsQuery, ctx: ResolveContext): Promise<s
   if (query.folder_id !== undefined) byLink.folder_id = { $in: values(query.folder_id) };
   if (Object.keys(byLink).length === 0) return ids;
   if (ids) byLink._id = { $in: ids };
-  const docs = await ctx.links.find({ workspace_id: ctx.workspaceId, ...byLink }, { projection: { _id: 1 } }).toArray();
+  const docs = await ctx.links.find({ workspace_id: ctx.workspaceIds ? { $in: [...ctx.workspaceIds] } : ctx.workspaceId, ...byLink }, { projection: { _id: 1 } }).toArray();
   return docs.map((d) => d._id);
 }
 

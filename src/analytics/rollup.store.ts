@@ -270,20 +270,25 @@ export class RollupStore {
     return this.apply([click], { session, increment: { clicks: false, conversions, revenue: revenueMinor } });
   }
 
-  /** Rollup documents of a workspace for the given runs of buckets, level and dimension, with the fields asked. */
+  /**
+   * Rollup documents of a workspace (or of a set of workspaces: a partner's clients) for the given runs of buckets,
+   * level and dimension, with the fields asked. Each document names its workspace (`w`).
+   */
   async *read(query: {
-    workspaceId: string;
+    workspaceId: string | readonly string[];
     /** null: workspace level; an array: those links; 'all-links': every link-level document. */
     links: readonly string[] | null | 'all-links';
     dimension: Dimension | typeof TOTAL;
     runs: readonly Run[];
     sketches: boolean;
   }): AsyncGenerator<RollupDoc> {
-    const { workspaceId: w, links, dimension, runs } = query;
+    const { workspaceId, links, dimension, runs } = query;
     if (Array.isArray(links) && links.length === 0) return;
+    if (typeof workspaceId !== 'string' && workspaceId.length === 0) return;
+    const w = typeof workspaceId === 'string' ? workspaceId : { $in: [...workspaceId] };
     const base: Filter<RollupDoc> =
       links === null ? { w, l: '', d: documentGroup(dimension) } : links === 'all-links' ? { w, d: LINK_LEVEL } : { w, l: { $in: [...links] }, d: LINK_LEVEL };
-    const projection: Document = { _id: 0, l: 1, g: 1, t: 1, [`v.${dimension}`]: 1 };
+    const projection: Document = { _id: 0, w: 1, l: 1, g: 1, t: 1, [`v.${dimension}`]: 1 };
     if (query.sketches) projection[`s.${dimension}`] = 1;
     for (const run of mergeRuns(runs)) {
       const filter: Filter<RollupDoc> = { ...base, g: run.grain, t: { $gte: new Date(run.from), $lt: new Date(run.to) } };
@@ -291,9 +296,11 @@ export class RollupStore {
     }
   }
 
-  /** Earliest bucket holding clicks of the workspace (for interval=all), or null. */
-  async firstBucket(workspaceId: string): Promise<Date | null> {
-    const doc = await this.rollups.find({ w: workspaceId, l: '', d: TOTAL, g: 'd' }, { projection: { t: 1 } }).sort({ t: 1 }).limit(1).next();
+  /** Earliest bucket holding clicks of the workspace, or of any of a set of workspaces (for interval=all), or null. */
+  async firstBucket(workspaceId: string | readonly string[]): Promise<Date | null> {
+    if (typeof workspaceId !== 'string' && workspaceId.length === 0) return null;
+    const w = typeof workspaceId === 'string' ? workspaceId : { $in: [...workspaceId] };
+    const doc = await this.rollups.find({ w, l: '', d: TOTAL, g: 'd' }, { projection: { t: 1 } }).sort({ t: 1 }).limit(1).next();
     return doc?.t ?? null;
   }
 

@@ -2,7 +2,7 @@
 
 export const SCOPE_AREAS = {
   links: 'links, tags, folders, QR codes',
-  analytics: 'click analytics and exports',
+  analytics: 'click analytics and exports (for a partner key: the analytics across its clients)',
   domains: 'custom domains',
   workspace: 'the workspace profile, plan limits and consumption',
   events: 'the event log (GET /events)',

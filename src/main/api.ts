@@ -26,6 +26,7 @@ import { billingRoutes, BILLING_INGEST_PREFIX } from '../partner/billing.routes.
 import { refuseInactiveWrites } from '../partner/inactive-guard.ts';
 import { PARTNER_EVENT_PAYLOADS } from '../partner/event-payloads.ts';
 import { partnerDomainRoutes } from '../partner/partner-domain.routes.ts';
+import { partnerAnalyticsRoutes } from '../partner/partner-analytics.routes.ts';
 import { keyRoutes } from '../keys/key.routes.ts';
 import { DomainDirectory } from '../links/domains.ts';
 import { LinkService } from '../links/link.service.ts';
@@ -213,6 +214,7 @@ export function buildApi(infra: Infra): ApiService {
     ...partnerDomainRoutes(customDomains, { partners: stores.partners, workspaces: stores.workspaces, defaultWorkspaceRatePerMinute: config.rateLimit.workspacePerMinute }),
     ...alertRoutes(new AlertService({ alerts: stores.alerts, links: stores.links }), config.alerts.evalIntervalMs),
     ...analyticsRoutes(analytics, { clicks: stores.clicks.clicks, slots: stores.exportSlots, logger }),
+    ...partnerAnalyticsRoutes(analytics, { partners: stores.partners, workspaces: stores.workspaces, defaultWorkspaceRatePerMinute: config.rateLimit.workspacePerMinute }),
   ];
   // The tool server's tools are the operations of the finished table, read on its first request.
   routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0' }));

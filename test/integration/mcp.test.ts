@@ -165,6 +165,10 @@ describe('MCP tool server (/v1/mcp, official SDK client over HTTP)', function ()
     const payments = ok(await call(client, 'list_partner_payments', { limit: 10 }));
     expect(payments.data).to.deep.equal([]);
     refused(await call(client, 'list_partner_payments', { limit: 1000 }), 'validation_failed');
+    expect(names).to.include.members(['get_partner_analytics_summary', 'get_partner_analytics_timeseries', 'get_partner_analytics_breakdown']);
+    expect(ok(await call(client, 'get_partner_analytics_summary', { interval: '24h' })).clicks).to.be.a('number');
+    expect(ok(await call(client, 'get_partner_analytics_breakdown', { interval: '24h', dimension: 'client' })).dimension).to.equal('client');
+    refused(await call(client, 'get_partner_analytics_breakdown', { interval: '24h', dimension: 'shoe_size' }), 'validation_failed');
   });
 
   it('holds each call to the operation’s scope, and changes to tools:write, naming the missing scope', async () => {

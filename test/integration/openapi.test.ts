@@ -294,9 +294,10 @@ describe('OpenAPI document (spec part 9)', () => {
     it('successful answers of every GET endpoint without a path parameter', async () => {
       await tenants.aWorkspace({ partner_id: partnerId, name: 'Client Co' });
       const gets = running.api.routes.filter((r) => r.method === 'GET' && r.auth && !r.path.includes(':'));
-      expect(gets.map((r) => r.operationId)).to.include.members(['getWorkspace', 'getCurrentKey', 'listPartnerClients']);
+      expect(gets.map((r) => r.operationId)).to.include.members(['getWorkspace', 'getCurrentKey', 'listPartnerClients', 'getPartnerAnalyticsBreakdown']);
+      for (const id of ['getPartnerAnalyticsSummary', 'getPartnerAnalyticsTimeseries', 'getPartnerAnalyticsBreakdown']) expect(operation(doc, id).tags).to.deep.equal(['Partner']);
       // Required query parameters of the endpoints that have some.
-      const required: Record<string, string> = { '/analytics/breakdown': '?dimension=country' };
+      const required: Record<string, string> = { '/analytics/breakdown': '?dimension=country', '/partner/analytics/breakdown': '?dimension=client' };
       for (const r of gets) {
         const keys = r.auth!.kind === 'any' ? [wsKey, partnerKey] : [r.auth!.kind === 'workspace' ? wsKey : partnerKey];
         for (const key of keys) {
