@@ -101,6 +101,11 @@ export type AnalyticsQuery = SummaryQuery & Partial<Pick<TimeseriesQuery, 'granu
 
 const Count = Type.Integer({ minimum: 0 });
 
+/** Revenue per ISO 4217 currency in integer minor units; currencies are never added together or converted. */
+const Revenue = Type.Record(Type.String({ pattern: '^[A-Z]{3}$' }), Type.Integer({ minimum: 0 }), {
+  description: 'Revenue of the conversions per ISO 4217 currency, in integer minor units (cents for USD): `{ "EUR": 1250, "USD": 300 }`; `{}` when none',
+});
+
 export const RangeSchema = Type.Object(
   {
     start: Type.String({ description: 'Resolved start, ISO 8601 with the zone\'s offset' }),
@@ -117,7 +122,7 @@ const Figures = {
   bot_clicks: Count,
   unique_visitors: Type.Integer({ minimum: 0, description: 'Estimated distinct visitors counted under `bots` (HyperLogLog)' }),
   conversions: Count,
-  revenue: Type.Integer({ minimum: 0, description: 'Revenue of the conversions in integer minor units' }),
+  revenue: Revenue,
 };
 
 const Echo = {
@@ -160,7 +165,7 @@ const BreakdownRow = Type.Object(
     clicks: Count,
     unique_visitors: Count,
     conversions: Count,
-    revenue: Count,
+    revenue: Revenue,
     share: Type.Number({ minimum: 0, maximum: 1, description: 'clicks / total_clicks' }),
   },
   closed,
@@ -183,7 +188,7 @@ export const TopLinksSchema = Type.Object(
           clicks: Count,
           unique_visitors: Count,
           conversions: Count,
-          revenue: Count,
+          revenue: Revenue,
         },
         closed,
       ),

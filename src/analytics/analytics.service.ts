@@ -12,7 +12,7 @@ import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
 import type { Plan } from '../workspace/plans.ts';
 import { Hll } from './hll.ts';
 import { TOTAL, cellValue, type Dimension } from './dimensions.ts';
-import type { RollupDoc, RollupStore } from './rollup.store.ts';
+import { addRevenue, type Revenue, type RollupDoc, type RollupStore } from './rollup.store.ts';
 import { GRAIN_MS, HOUR_MS, DAY_MS, decompose, isoInZone, nextPeriod, periodStart, type Granularity, type Grain, type Run } from './time.ts';
 import { rangeView, resolve, type Resolved } from './query.ts';
 import {
@@ -45,16 +45,16 @@ class Acc {
   c = 0;
   b = 0;
   cv = 0;
-  rev = 0;
+  rev: Revenue = {};
   /** Serialised sketches, merged only for the rows shown. */
   humans: Uint8Array[] = [];
   bots: Uint8Array[] = [];
 
-  add(cell: { c?: number; b?: number; cv?: number; rev?: number }, sketches: { h?: { buffer: Uint8Array }; b?: { buffer: Uint8Array } } | undefined): void {
+  add(cell: { c?: number; b?: number; cv?: number; rev?: Revenue }, sketches: { h?: { buffer: Uint8Array }; b?: { buffer: Uint8Array } } | undefined): void {
     this.c += cell.c ?? 0;
     this.b += cell.b ?? 0;
     this.cv += cell.cv ?? 0;
-    this.rev += cell.rev ?? 0;
+    addRevenue(this.rev, cell.rev);
     if (sketches?.h) this.humans.push(sketches.h.buffer);
     if (sketches?.b) this.bots.push(sketches.b.buffer);
   }
@@ -71,8 +71,13 @@ class Acc {
     return sketch.estimate();
   }
 
+  /** Revenue per currency, currencies in code order (a stable answer). */
+  revenue(): Revenue {
+    return Object.fromEntries(Object.keys(this.rev).sort().map((c) => [c, this.rev[c]!]));
+  }
+
   figures(bots: Resolved['bots']) {
-    return { clicks: this.clicks(bots), human_clicks: this.c - this.b, bot_clicks: this.b, unique_visitors: this.uniques(bots), conversions: this.cv, revenue: this.rev };
+    return { clicks: this.clicks(bots), human_clicks: this.c - this.b, bot_clicks: this.b, unique_visitors: this.uniques(bots), conversions: this.cv, revenue: this.revenue() };
   }
 }
 
@@ -214,7 +219,7 @@ export class AnalyticsService {
         clicks,
         unique_visitors: acc.uniques(r.bots),
         conversions: acc.cv,
-        revenue: acc.rev,
+        revenue: acc.revenue(),
         share: total === 0 ? 0 : clicks / total,
       })),
     };
@@ -250,7 +255,7 @@ export class AnalyticsService {
           clicks,
           unique_visitors: uniques >= 0 ? uniques : acc.uniques(r.bots),
           conversions: acc.cv,
-          revenue: acc.rev,
+          revenue: acc.revenue(),
         };
       }),
     };

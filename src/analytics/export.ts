@@ -49,7 +49,19 @@ export const EXPORT_COLUMNS = [
   'utm_medium',
   'utm_campaign',
   'ip',
+  'conversions',
+  'revenue',
 ] as const;
+
+/** A click's revenue as one cell: `EUR 1250;USD 300` (integer minor units per ISO currency, in code order), empty when none. */
+export function revenueCell(revenue: Readonly<Record<string, number>> | undefined): string {
+  if (!revenue) return '';
+  return Object.keys(revenue)
+    .filter((c) => revenue[c] !== 0)
+    .sort()
+    .map((c) => `${c} ${revenue[c]}`)
+    .join(';');
+}
 
 /** Whether a raw click is counted by the request's filters (the same definitions the rollups were built with). */
 export function matches(click: ClickRecord, r: Pick<Resolved, 'bots' | 'links' | 'visitor'>, linkSet: ReadonlySet<string> | null): boolean {
@@ -64,7 +76,7 @@ export function matches(click: ClickRecord, r: Pick<Resolved, 'bots' | 'links' |
   return true;
 }
 
-function row(click: ClickRecord, zone: string): unknown[] {
+function row(click: ClickRecord, zone: string, doc: Pick<ClickDoc, 'conversions' | 'revenue'>): unknown[] {
   const v = click.visitor;
   const d = dimensionValues(click);
   const ms = Date.parse(click.ts);
@@ -101,6 +113,8 @@ function row(click: ClickRecord, zone: string): unknown[] {
     d.utm_medium,
     d.utm_campaign,
     v.ip,
+    doc.conversions ?? 0,
+    revenueCell(doc.revenue),
   ];
 }
 
@@ -130,7 +144,7 @@ export async function exportClicks(o: ExportOptions, r: Resolved): Promise<Trans
       try {
         for await (const doc of cursor) {
           const click = fromClickDoc(doc);
-          if (matches(click, r, linkSet)) yield row(click, r.zone);
+          if (matches(click, r, linkSet)) yield row(click, r.zone, doc);
         }
       } finally {
         await cursor.close();

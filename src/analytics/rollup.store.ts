@@ -4,7 +4,7 @@
 //   workspace level, one document per (workspace, grain, bucket, group of dimensions): `l` is '', `d` the group
 //     ('_': the totals; 'small': the dimensions with few values; else one dimension with many values);
 //   link level, one document per (workspace, link, grain, bucket) holding every dimension: `l` the link id, `d` '*'.
-// Cells sit at `v.<dimension>.<value key>` ({c, b, cv, rev}) and their sketches at `s.<dimension>.<value key>`
+// Cells sit at `v.<dimension>.<value key>` ({c, b, cv, rev: {<ISO currency>: minor units}}) and their sketches at `s.<dimension>.<value key>`
 // ({h, b}: serialised sketches). Counts are `$inc`ed; sketches are read, merged and written back, which is why the
 // ingester writes a batch's rollups in one transaction (see RollupWriter.rollUp).
 import { Binary, type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, type Document, type Filter, type MongoClient } from 'mongodb';
@@ -21,8 +21,17 @@ export interface CellCounts {
   b: number;
   /** Conversions attributed to clicks of the cell. */
   cv: number;
-  /** Revenue of those conversions, in integer minor units. */
-  rev: number;
+  /** Revenue of those conversions per ISO 4217 currency, in integer minor units (currencies never add up). */
+  rev?: Revenue;
+}
+
+/** Integer minor units per ISO 4217 currency code, e.g. `{ EUR: 1250, USD: 300 }`. */
+export type Revenue = Record<string, number>;
+
+/** Adds `from` into `into`, currency by currency. */
+export function addRevenue(into: Revenue, from: Readonly<Revenue> | undefined): void {
+  if (!from) return;
+  for (const currency of Object.keys(from)) into[currency] = (into[currency] ?? 0) + from[currency]!;
 }
 
 export interface CellSketches {
@@ -57,7 +66,7 @@ interface CellAcc {
   c: number;
   b: number;
   cv: number;
-  rev: number;
+  rev: Revenue;
   /** Packed `index << 8 | rank` register updates of human and bot visitors. */
   humans: number[];
   bots: number[];
@@ -75,10 +84,10 @@ interface DocAcc {
 export interface Increment {
   clicks: boolean;
   conversions: number;
-  revenue: number;
+  revenue: Readonly<Revenue>;
 }
 
-const CLICK: Increment = { clicks: true, conversions: 0, revenue: 0 };
+const CLICK: Increment = { clicks: true, conversions: 0, revenue: {} };
 
 /** Builds a batch's increments per rollup document: quarter-hours first, hours and days summed from them. */
 class BatchRollup {
@@ -114,7 +123,7 @@ class BatchRollup {
   private count(doc: DocAcc, dim: string, key: string, inc: Increment, bot: boolean, reg: number): void {
     const id = dim === TOTAL ? TOTAL : `${dim}\u0000${key}`;
     let cell = doc.cells.get(id);
-    if (!cell) doc.cells.set(id, (cell = { dim, key, c: 0, b: 0, cv: 0, rev: 0, humans: [], bots: [] }));
+    if (!cell) doc.cells.set(id, (cell = { dim, key, c: 0, b: 0, cv: 0, rev: {}, humans: [], bots: [] }));
     if (inc.clicks) {
       cell.c++;
       if (bot) {
@@ -123,7 +132,7 @@ class BatchRollup {
       } else cell.humans.push(reg);
     }
     cell.cv += inc.conversions;
-    cell.rev += inc.revenue;
+    addRevenue(cell.rev, inc.revenue);
   }
 
   /** Every document of the batch at each grain. */
@@ -138,12 +147,12 @@ class BatchRollup {
         if (!doc) out.set(id, (doc = { w: q.w, l: q.l, g, t, d: q.d, cells: new Map() }));
         for (const [cid, cell] of q.cells) {
           const into = doc.cells.get(cid);
-          if (!into) doc.cells.set(cid, { ...cell, humans: cell.humans, bots: cell.bots });
+          if (!into) doc.cells.set(cid, { ...cell, rev: { ...cell.rev }, humans: cell.humans, bots: cell.bots });
           else {
             into.c += cell.c;
             into.b += cell.b;
             into.cv += cell.cv;
-            into.rev += cell.rev;
+            addRevenue(into.rev, cell.rev);
             into.humans = into.humans.concat(cell.humans);
             into.bots = into.bots.concat(cell.bots);
           }
@@ -244,7 +253,7 @@ export class RollupStore {
         if (cell.c !== 0) $inc[`${base}.c`] = cell.c;
         if (cell.b !== 0) $inc[`${base}.b`] = cell.b;
         if (cell.cv !== 0) $inc[`${base}.cv`] = cell.cv;
-        if (cell.rev !== 0) $inc[`${base}.rev`] = cell.rev;
+        for (const currency of Object.keys(cell.rev)) if (cell.rev[currency] !== 0) $inc[`${base}.rev.${currency}`] = cell.rev[currency]!;
         const precision = cell.dim === TOTAL ? TOTAL_PRECISION : CELL_PRECISION;
         const sketches = stored?.[cell.dim]?.[cell.key];
         const h = applyRegisters(sketches?.h, cell.humans, precision);
@@ -262,12 +271,12 @@ export class RollupStore {
   }
 
   /**
-   * For the conversions feature: adds conversions (and revenue, in integer minor units) to every cell of the click
+   * For the conversions feature: adds conversions (and revenue, integer minor units per ISO currency) to every cell of the click
    * they are attributed to, in the same buckets as its click. Pass the session of the transaction that records the
    * conversion, so a conversion is counted once.
    */
-  addConversions(click: ClickRecord, conversions: number, revenueMinor: number, session?: ClientSession): Promise<void> {
-    return this.apply([click], { session, increment: { clicks: false, conversions, revenue: revenueMinor } });
+  addConversions(click: ClickRecord, conversions: number, revenue: Readonly<Revenue>, session?: ClientSession): Promise<void> {
+    return this.apply([click], { session, increment: { clicks: false, conversions, revenue } });
   }
 
   /**

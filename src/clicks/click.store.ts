@@ -21,6 +21,10 @@ export interface ClickDoc extends Omit<ClickRecord, 'id' | 'ts' | 'decision'> {
   counted: boolean;
   /** True once the click is in the analytics rollups (set in the same transaction as the increments); absent on clicks stored before the rollups existed. */
   rolled_up?: boolean | null;
+  /** Conversions attributed to the click (absent until the first), for the CSV export. */
+  conversions?: number;
+  /** Their revenue per ISO 4217 currency in integer minor units (absent until the first with an amount). */
+  revenue?: Record<string, number>;
   /** When the raw click expires (TTL): the workspace plan's raw click retention, at most CLICK_RETENTION_DAYS. */
   expire_at?: Date;
 }

@@ -176,7 +176,7 @@ export function buildApi(infra: Infra): ApiService {
     clickWaitMs: config.conversions.clickWaitMs,
     onEvent: () => infra.outbox.nudge(),
     // Conversions counted in the analytics rollups, in the buckets of the click they are attributed to.
-    counted: [new ConversionRollup(stores.rollups, stores.clicks.clicks).counted],
+    counted: [new ConversionRollup(mongo.client, stores.rollups, stores.clicks.clicks).counted],
   });
   const reports = new ReportService({
     client: mongo.client,

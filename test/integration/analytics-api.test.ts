@@ -150,11 +150,71 @@ describe('analytics endpoints: access, validation, conversions, rebuild and the 
       expect(full.clicks_rolled_up).to.equal(30);
       expect((await total()).clicks).to.equal(30);
 
-      await new ConversionRollup(stores.rollups, stores.clicks.clicks).counted({ click_id: clicks[3]!.id, workspace_id: workspaceId } as ConversionDoc);
+      await new ConversionRollup(api.infra.mongo.client, stores.rollups, stores.clicks.clicks).counted({ click_id: clicks[3]!.id, workspace_id: workspaceId, amount: null, currency: null });
       const summary = await total();
       expect(summary.conversions).to.equal(1);
       const byLink = (await (await get('links/top', range)).json()) as { data: Array<{ id: string; conversions: number }> };
       expect(byLink.data.find((r) => r.id === 'lnk_api')!.conversions).to.equal(1);
+    });
+
+    it('answers revenue per currency (integer minor units, never summed across currencies) in summary, time series, breakdowns and the CSV export', async () => {
+      const { stores } = api.infra;
+      const rand = seeded(21);
+      const t = Date.parse('2026-11-16T10:00:00Z');
+      const two: TestLink[] = [links[0]!, { id: 'lnk_rev', domain_id: 'dom_api', domain: 'a.example', slug: 'rev', tag_ids: [], folder_id: null }];
+      const clicks = [0, 1, 2].map(() => randomClick(rand, workspaceId, two, t, t + 60_000, 10));
+      clicks.forEach((c, i) => {
+        c.visitor.visitor_type = 'human';
+        c.visitor.country = i === 0 ? 'FR' : 'US';
+        c.link_id = i === 0 ? 'lnk_api' : 'lnk_rev';
+      });
+      await ingest(clicks);
+      const counted = new ConversionRollup(api.infra.mongo.client, stores.rollups, stores.clicks.clicks).counted;
+      const convert = (i: number, amount: number | null, currency: string | null) =>
+        counted({ click_id: clicks[i]!.id, workspace_id: workspaceId, amount, currency } satisfies Pick<ConversionDoc, 'click_id' | 'workspace_id' | 'amount' | 'currency'>);
+      await convert(0, 1250, 'EUR');
+      await convert(0, 300, 'USD');
+      await convert(1, 100, 'EUR');
+      await convert(1, null, null); // a lead: counted, no revenue
+      await convert(2, 5, 'JPY');
+
+      const range = { start: '2026-11-16T00:00:00Z', end: '2026-11-17T00:00:00Z', bots: 'include' };
+      interface Figures { clicks: number; conversions: number; revenue: Record<string, number> }
+      const summary = (await (await get('summary', range)).json()) as Figures & { previous: Figures };
+      expect(summary.conversions).to.equal(5);
+      expect(summary.revenue).to.deep.equal({ EUR: 1350, JPY: 5, USD: 300 });
+      expect(summary.previous.revenue).to.deep.equal({});
+
+      const series = (await (await get('timeseries', { ...range, granularity: 'hour' })).json()) as { data: Array<Figures & { start: string; end: string }> };
+      // The workspace's zone (+05:30) puts the clicks in the local hour 15:00-16:00, 09:30-10:30 UTC.
+      const hour = series.data.find((b) => Date.parse(b.start) <= t && t < Date.parse(b.end))!;
+      expect(Date.parse(hour.start)).to.equal(t - 30 * 60_000);
+      expect(hour.conversions).to.equal(5);
+      expect(hour.revenue).to.deep.equal({ EUR: 1350, JPY: 5, USD: 300 });
+      for (const b of series.data) if (b !== hour) expect(b.revenue, b.start).to.deep.equal({});
+
+      type Rows = { data: Array<Figures & { value: string | null }> };
+      const byLink = (await (await get('breakdown', { ...range, dimension: 'link' })).json()) as Rows;
+      expect(byLink.data.find((r) => r.value === 'lnk_api')!.revenue).to.deep.equal({ EUR: 1250, USD: 300 });
+      const rev = byLink.data.find((r) => r.value === 'lnk_rev')!;
+      expect(rev.conversions).to.equal(3);
+      expect(rev.revenue).to.deep.equal({ EUR: 100, JPY: 5 });
+      const byCountry = (await (await get('breakdown', { ...range, dimension: 'country' })).json()) as Rows;
+      expect(byCountry.data.find((r) => r.value === 'FR')).to.deep.include({ conversions: 2, revenue: { EUR: 1250, USD: 300 } });
+      expect(byCountry.data.find((r) => r.value === 'US')).to.deep.include({ conversions: 3, revenue: { EUR: 100, JPY: 5 } });
+      // A visitor filter answers from that dimension's cells, revenue included.
+      const fr = (await (await get('summary', { ...range, country: 'FR' })).json()) as Figures;
+      expect(fr.revenue).to.deep.equal({ EUR: 1250, USD: 300 });
+      const top = (await (await get('links/top', range)).json()) as { data: Array<{ id: string; revenue: Record<string, number> }> };
+      expect(top.data.find((r) => r.id === 'lnk_rev')!.revenue).to.deep.equal({ EUR: 100, JPY: 5 });
+
+      const csv = await get('export.csv', range);
+      expect(csv.status).to.equal(200);
+      const rows = parse<Record<string, string>>(await csv.text(), { columns: true });
+      const of = (i: number) => rows.find((r) => r.click_id === clicks[i]!.id)!;
+      expect(of(0)).to.deep.include({ conversions: '2', revenue: 'EUR 1250;USD 300' });
+      expect(of(1)).to.deep.include({ conversions: '2', revenue: 'EUR 100' });
+      expect(of(2)).to.deep.include({ conversions: '1', revenue: 'JPY 5' });
     });
   });
 
