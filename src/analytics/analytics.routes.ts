@@ -47,7 +47,7 @@ export function analyticsRoutes(service: AnalyticsService, exports: ExportOption
       path: '/analytics/summary',
       operationId: 'getAnalyticsSummary',
       tag: TAG,
-      summary: 'Clicks, human and bot clicks, unique visitors and conversions of a range, with the previous period of equal length',
+      summary: 'Clicks, human and bot clicks, unique visitors, conversions and revenue per currency of a range, with the previous period of equal length',
       description: COMMON,
       auth: read,
       query: SummaryQuerySchema,

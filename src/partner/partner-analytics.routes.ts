@@ -99,7 +99,7 @@ export function partnerAnalyticsRoutes(service: AnalyticsService, o: PartnerAnal
       path: '/partner/analytics/summary',
       operationId: 'getPartnerAnalyticsSummary',
       tag: TAG,
-      summary: "Clicks, human and bot clicks, unique visitors and conversions across the partner's clients, with the previous period",
+      summary: "Clicks, human and bot clicks, unique visitors, conversions and revenue per currency across the partner's clients, with the previous period",
       description: COMMON,
       auth: read,
       query: SummaryQuerySchema,

@@ -8,6 +8,7 @@ import { bruteSelect, distinctVisitors, pick, randomClick, rawValue, seeded, typ
 import type { ClickRecord } from '../../src/clicks/click-record.ts';
 import type { LinkDoc } from '../../src/links/link.store.ts';
 import { RollupWriter } from '../../src/analytics/rollup.store.ts';
+import { ConversionRollup } from '../../src/analytics/conversion-rollup.ts';
 
 // The partner analytics against a recount of the raw clicks of the partner's three clients, over random ranges,
 // zones (UTC, and America/New_York across the 8 March 2026 DST change), bots modes, client and visitor filters. The
@@ -234,5 +235,25 @@ describe('partner analytics: summary, time series and breakdowns across the clie
     const res = await get('summary', { interval: '7d' });
     expect(res.status).to.equal(200);
     expect((res.body.range as Json).timezone, 'UTC by default').to.equal('UTC');
+  });
+
+  it("sums the clients' revenue per currency, never another partner's, and keeps currencies apart", async () => {
+    const { stores } = api.infra;
+    const counted = new ConversionRollup(api.infra.mongo.client, stores.rollups, stores.clicks.clicks).counted;
+    const clickOf = (ws: string) => clicks.find((c) => c.workspace_id === ws)!;
+    await counted({ click_id: clickOf(clientIds[0]!).id, workspace_id: clientIds[0]!, amount: 1000, currency: 'EUR' });
+    await counted({ click_id: clickOf(clientIds[1]!).id, workspace_id: clientIds[1]!, amount: 250, currency: 'EUR' });
+    await counted({ click_id: clickOf(clientIds[1]!).id, workspace_id: clientIds[1]!, amount: 70, currency: 'USD' });
+    await counted({ click_id: clickOf(foreignClient).id, workspace_id: foreignClient, amount: 9999, currency: 'EUR' });
+    const range = { start: new Date(PERIOD.from).toISOString(), end: new Date(PERIOD.to).toISOString(), bots: 'include' };
+    const summary = await ok<{ conversions: number; revenue: Record<string, number> }>('summary', range);
+    expect(summary.conversions).to.equal(3);
+    expect(summary.revenue).to.deep.equal({ EUR: 1250, USD: 70 });
+    const byClient = await ok<{ data: Array<{ value: string; conversions: number; revenue: Record<string, number> }> }>('breakdown', { ...range, dimension: 'client' });
+    expect(byClient.data.find((r) => r.value === clientIds[0])!.revenue).to.deep.equal({ EUR: 1000 });
+    expect(byClient.data.find((r) => r.value === clientIds[1])!.revenue).to.deep.equal({ EUR: 250, USD: 70 });
+    expect(byClient.data.map((r) => r.value)).to.not.include(foreignClient);
+    const other = await ok<{ revenue: Record<string, number> }>('summary', range, otherPartnerKey);
+    expect(other.revenue).to.deep.equal({ EUR: 9999 });
   });
 });
