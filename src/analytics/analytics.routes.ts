@@ -113,7 +113,9 @@ export function analyticsRoutes(service: AnalyticsService, exports: ExportOption
       description:
         'RFC 4180 CSV (`text/csv`, chunked), a header row then one row per click, oldest first, with the same range and filters as ' +
         `the other analytics endpoints. Columns: ${EXPORT_COLUMNS.map((c) => `\`${c}\``).join(', ')}. \`ip\` is only what was stored ` +
-        '(a truncated address or a keyed hash, per the deployment\'s IP_STORAGE; empty when none): never the address. Cells starting ' +
+        '(a truncated address or a keyed hash, per the deployment\'s IP_STORAGE; empty when none): never the address. `conversions` is the ' +
+        'number of conversions attributed to the click; `revenue` their amounts per currency, `EUR 1250;USD 300` (ISO 4217 code and ' +
+        'integer minor units, `;`-separated in code order; empty when none). Cells starting ' +
         'with `=`, `+`, `-`, `@`, a tab or a carriage return are prefixed with `\'` so a spreadsheet shows them as text. Raw clicks are ' +
         'kept for the plan\'s raw click retention. At most two exports of a workspace run at once: a third answers 429 `rate_limited` ' +
         'with Retry-After. Needs the `analytics_export` plan capability.',
