@@ -2,7 +2,8 @@
 // rollups existed, or by a deployment that ran with ANALYTICS_ROLLUPS off), through the ingester's own exactly-once
 // path, so running it twice, or while the workers ingest, adds nothing twice. `full` first empties the workspace's
 // rollups and marks its raw clicks as not rolled up: run that with the workers stopped, and know that clicks past
-// their raw retention can no longer be counted.
+// their raw retention can no longer be counted. The conversions and revenue a raw click carries (ConversionRollup
+// adds them to the click and to its cells together) go back into the emptied cells with the click itself.
 import type { Collection, Filter } from 'mongodb';
 import type { ClickDoc } from '../clicks/click.store.ts';
 import type { RollupStore, RollupWriter } from './rollup.store.ts';
@@ -46,6 +47,14 @@ export async function rebuildRollups(options: {
     scanned += page.length;
     const fresh = await writer.rollUp(page.map(fromClickDoc));
     rolledUp += fresh.length;
+    // Without `full` the cells still hold every conversion (they were added whether or not the click was rolled up).
+    if (full) {
+      const rolled = new Set(fresh.map((click) => click.id));
+      for (const doc of page) {
+        if (!doc.conversions || !rolled.has(doc._id)) continue;
+        await store.addConversions(fromClickDoc(doc), doc.conversions, doc.revenue ?? {});
+      }
+    }
     options.onProgress?.(rolledUp);
   }
   return { workspace_id: workspaceId, full, rollups_deleted: rollupsDeleted, clicks_scanned: scanned, clicks_rolled_up: rolledUp };

@@ -155,6 +155,19 @@ describe('analytics endpoints: access, validation, conversions, rebuild and the 
       expect(summary.conversions).to.equal(1);
       const byLink = (await (await get('links/top', range)).json()) as { data: Array<{ id: string; conversions: number }> };
       expect(byLink.data.find((r) => r.id === 'lnk_api')!.conversions).to.equal(1);
+
+      // A full rebuild empties the cells and rolls the raw clicks up again: the conversions and revenue the clicks
+      // carry come back with them, once.
+      await new ConversionRollup(api.infra.mongo.client, stores.rollups, stores.clicks.clicks).counted({ click_id: clicks[4]!.id, workspace_id: workspaceId, amount: 1250, currency: 'EUR' });
+      const before = (await (await get('summary', range)).json()) as { clicks: number; conversions: number; revenue: Record<string, number> };
+      expect(before).to.include({ clicks: 30, conversions: 2 });
+      expect(before.revenue).to.deep.equal({ EUR: 1250 });
+      for (let run = 0; run < 2; run++) {
+        await rebuildRollups({ clicks: stores.clicks.clicks, store: stores.rollups, writer, workspaceId, full: true });
+        const after = (await (await get('summary', range)).json()) as { clicks: number; conversions: number; revenue: Record<string, number> };
+        expect(after, `full rebuild ${run}`).to.include({ clicks: 30, conversions: 2 });
+        expect(after.revenue, `full rebuild ${run}`).to.deep.equal({ EUR: 1250 });
+      }
     });
 
     it('answers revenue per currency (integer minor units, never summed across currencies) in summary, time series, breakdowns and the CSV export', async () => {
