@@ -1,4 +1,4 @@
-import type { Collection, MongoClient } from 'mongodb';
+import type { ClientSession, Collection, MongoClient } from 'mongodb';
 import { inTransaction } from '../platform/mongo.ts';
 import { newId } from '../platform/ids.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -29,8 +29,12 @@ const FUTURE_TOLERANCE_MS = 5 * 60_000;
 const CLICK_POLL_MS = 50;
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
 
-/** What the figures of conversions (analytics) are told of each new one; wired when analytics counts them. */
-export type ConversionCounted = (doc: ConversionDoc) => Promise<void>;
+/**
+ * What the figures of conversions (analytics) are told of each new one; wired when analytics counts them. It runs
+ * inside the conversion's own transaction: the conversion, its event and its figures are committed together or not
+ * at all, so a failure answers an error the client retries, and no recorded conversion is missing from the figures.
+ */
+export type ConversionCounted = (doc: ConversionDoc, session: ClientSession) => Promise<void>;
 
 export interface ConversionServiceDeps {
   client: MongoClient;
@@ -107,6 +111,7 @@ export class ConversionService {
       await inTransaction(this.d.client, async (session) => {
         await this.d.conversions.insert(doc, session);
         await this.d.events.append({ type: 'conversion.created', workspaceId, partnerId: principal.workspace.partner_id, data: conversion }, session, now);
+        for (const hook of this.d.counted ?? []) await hook(doc, session);
       });
     } catch (error) {
       // Two requests with one external_id at once: the second answers the first's conversion.
@@ -154,12 +159,13 @@ export class ConversionService {
     }
   }
 
-  /** Derived figures: the conversion is recorded whatever happens here (a failure is logged, the next one heals it). */
+  /** The A/B samples: recomputed from the stored conversions, so a failure here is logged and the next one heals it. */
   private async afterRecorded(doc: ConversionDoc): Promise<void> {
-    const work: Array<Promise<void>> = (this.d.counted ?? []).map((hook) => hook(doc));
-    if (doc.variant_index !== null && this.d.abFeedback) work.push(this.d.abFeedback.updateLink(doc.link_id));
-    for (const result of await Promise.allSettled(work)) {
-      if (result.status === 'rejected') this.d.logger.error({ err: result.reason, conversion: doc._id }, 'conversion figures not updated');
+    if (doc.variant_index === null || !this.d.abFeedback) return;
+    try {
+      await this.d.abFeedback.updateLink(doc.link_id);
+    } catch (error) {
+      this.d.logger.error({ err: error, conversion: doc._id }, 'A/B samples not updated');
     }
   }
 }

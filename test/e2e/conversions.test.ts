@@ -13,6 +13,9 @@ import { Tenants } from '../helpers/tenants.ts';
 import { callApi, expectInvalid, expectRefused, type Json, type Reply } from '../helpers/http.ts';
 import { until } from '../helpers/wait.ts';
 import { ClickIds } from '../../src/clicks/click-id.ts';
+import { ConversionService } from '../../src/conversions/conversion.service.ts';
+import { ConversionRollup } from '../../src/analytics/conversion-rollup.ts';
+import type { Principal } from '../../src/keys/key.service.ts';
 
 const SECRET = 'conversions-test-secret-key-0123456789abcdef';
 const DESKTOP = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
@@ -146,11 +149,56 @@ describe('Conversions end to end', function () {
       return body.clicks === 1 && body.conversions === 1 ? body : false;
     }, 20_000, 'the click and its conversion in the summary');
     expect(summary).to.include({ clicks: 1, conversions: 1 });
+    expect(summary.revenue, 'revenue per currency, in minor units').to.deep.equal({ EUR: 4999 });
     const series = (await call('GET', `/analytics/timeseries?link_id=${link.id}&interval=24h`)).body.data as Json[];
     expect(series.reduce((n, b) => n + (b.conversions as number), 0)).to.equal(1);
     const countries = (await call('GET', `/analytics/breakdown?link_id=${link.id}&interval=24h&dimension=device`)).body.data as Json[];
     expect(countries.map((r) => [r.value, r.conversions])).to.deep.equal([['desktop', 1]]);
     expectRefused(await call('GET', `/conversions/${reply.body.id as string}`, undefined, otherKey), 404, 'not_found');
+  });
+
+  it('records a conversion, its event and its figures together or not at all: a failed figures write is an error the client retries, counted once', async () => {
+    const link = await aLink({});
+    const clickId = clickIdOf(await visit(link.slug));
+    await until(async () => (await db.collection('clicks').countDocuments({ _id: clickId as never })) === 1, 20_000, 'the click stored');
+    const { infra } = api;
+    const rollup = new ConversionRollup(infra.mongo.client, infra.stores.rollups, infra.stores.clicks.clicks);
+    let failNext = true;
+    const service = new ConversionService({
+      client: infra.mongo.client,
+      conversions: infra.stores.conversions,
+      clicks: infra.stores.clicks.clicks,
+      workspaces: infra.stores.workspaces,
+      events: infra.stores.events,
+      clickIds: new ClickIds(SECRET),
+      abFeedback: null,
+      // The real figures write, made to fail once after it has written (as a database failure mid-transaction would).
+      counted: [
+        async (doc, session) => {
+          await rollup.counted(doc, session);
+          if (failNext) {
+            failNext = false;
+            throw new Error('figures write failed');
+          }
+        },
+      ],
+      logger: infra.logger,
+      clickWaitMs: 5000,
+    });
+    const principal = (await api.api.keys.authenticate(key)) as Extract<Principal, { kind: 'workspace' }>;
+    const input = { click_id: clickId, type: 'order' as const, amount: 700, currency: 'USD', external_id: `atomic-${link.id}` };
+    let failure: unknown = null;
+    await service.create(principal, input).catch((error: unknown) => (failure = error));
+    expect(String(failure)).to.contain('figures write failed');
+    expect(await db.collection('conversions').countDocuments({ link_id: link.id }), 'no conversion without its figures').to.equal(0);
+    expect(await db.collection('events').countDocuments({ type: 'conversion.created', 'data.link_id': link.id }), 'no event either').to.equal(0);
+    expect((await db.collection('clicks').findOne({ _id: clickId as never }))?.conversions ?? 0, 'the click untouched').to.equal(0);
+
+    const retried = await service.create(principal, input);
+    expect(retried.created).to.equal(true);
+    const summary = (await call('GET', `/analytics/summary?link_id=${link.id}&interval=24h`)).body;
+    expect(summary).to.include({ conversions: 1 });
+    expect(summary.revenue).to.deep.equal({ USD: 700 });
   });
 
   it('refuses a tampered, forged or other-workspace click id as invalid_click_id', async () => {
