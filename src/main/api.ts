@@ -47,7 +47,7 @@ import { ClickIds } from '../clicks/click-id.ts';
 import { AbFeedback } from '../clicks/ab-feedback.ts';
 import { ConversionService } from '../conversions/conversion.service.ts';
 import { conversionRoutes } from '../conversions/conversion.routes.ts';
-import { ReportService } from '../reports/report.service.ts';
+import { buildReportService } from './reports.ts';
 import { PUBLIC_REPORT_PATH, reportRoutes } from '../reports/report.routes.ts';
 import { mcpRoutes } from '../mcp/mcp.routes.ts';
 import { AlertService } from '../alerts/alert.service.ts';
@@ -178,19 +178,7 @@ export function buildApi(infra: Infra): ApiService {
     // Conversions counted in the analytics rollups, in the buckets of the click they are attributed to.
     counted: [new ConversionRollup(mongo.client, stores.rollups, stores.clicks.clicks).counted],
   });
-  const reports = new ReportService({
-    client: mongo.client,
-    db: mongo.db,
-    reports: stores.reports,
-    links: stores.links,
-    events: stores.events,
-    bus,
-    rateLimiter: stores.rateLimiter,
-    perMinute: config.reports.perMinute,
-    defaultHost: config.defaultShortDomain.toLowerCase(),
-    shortLinkBaseUrl: config.shortLinkBaseUrl,
-    onEvent: () => infra.outbox.nudge(),
-  });
+  const reports = buildReportService(infra);
   if (config.webhooks.allowPrivateTargets) {
     logger.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is on: webhook endpoints may target loopback and private addresses (development only)');
   }

@@ -13,7 +13,7 @@ import { RedirectMetrics } from '../redirect/redirect.metrics.ts';
 import { ClickIds } from '../clicks/click-id.ts';
 import { ClickPublisher } from '../clicks/publisher.ts';
 import { RotatorCounters } from '../clicks/counters.ts';
-import { ReportService } from '../reports/report.service.ts';
+import { buildReportService } from './reports.ts';
 import { reportForm } from '../reports/report.form.ts';
 
 export interface RedirectService extends Service {
@@ -63,18 +63,7 @@ export function buildRedirect(infra: Infra): RedirectService {
 
   let profiler: VisitorProfiler | null = null;
   app.use(opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping(), nats: nats.isConnected() })));
-  const reports = new ReportService({
-    client: mongo.client,
-    db: mongo.db,
-    reports: stores.reports,
-    links: stores.links,
-    events: stores.events,
-    bus,
-    rateLimiter: stores.rateLimiter,
-    perMinute: config.reports.perMinute,
-    defaultHost: config.defaultShortDomain.toLowerCase(),
-    shortLinkBaseUrl: config.shortLinkBaseUrl,
-  });
+  const reports = buildReportService(infra);
   app.use(reportForm({ resolver, reports, trustedProxyHops: config.redirect.trustedProxyHops }));
   app.use((ctx: ApiContext) => {
     const page = notFoundResponse();
