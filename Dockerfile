@@ -14,8 +14,9 @@ RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 # The whole context (.dockerignore drops tests, benchmarks, local builds and data); tsconfig.build.json
 # decides what compiles, so source folders added later need no change here.
 COPY . .
-# tsc emits dist/ (entry: dist/src/main/run.js); dev dependencies (TypeScript, test tools, helm) then go.
-RUN npm run build && npm prune --omit=dev
+# tsc emits dist/ (entry: dist/src/main/run.js) and Vite the dashboard into web/dist/; dev dependencies
+# (TypeScript, Vite, test tools, helm) then go.
+RUN npm run build && npm run build:web && npm prune --omit=dev
 
 FROM node:24.21.0-bookworm-slim AS runtime
 WORKDIR /app
@@ -32,6 +33,8 @@ RUN groupadd --system --gid 10001 linkplane \
 
 COPY --from=build /app/node_modules/ node_modules/
 COPY --from=build /app/dist/ dist/
+# The dashboard's static files, served by the api (DASHBOARD_DIR, default web/dist under the application root).
+COPY --from=build /app/web/dist/ web/dist/
 COPY package.json ./
 COPY bin/ bin/
 

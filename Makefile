@@ -38,7 +38,14 @@ chart: deps
 	node scripts/helm.ts lint --strict charts/linkplane
 	node scripts/helm.ts package charts/linkplane -d dist/charts
 
-deps: node node_modules/.installed
+deps: node node_modules/.installed web/dist/.built
+
+# The dashboard (web/, served by the api under /dashboard/) is rebuilt only when its sources or the installed
+# packages change; the marker is written after a successful build, so a failed build is retried next time.
+WEB_SOURCES := $(shell find web -path web/dist -prune -o -type f -print)
+web/dist/.built: node_modules/.installed $(WEB_SOURCES)
+	npm run build:web
+	@touch $@
 
 node: $(NODE)
 
@@ -51,4 +58,4 @@ node_modules/.installed: package-lock.json $(NODE)
 	@touch $@
 
 clean:
-	rm -rf dist node_modules tools/node24/node_modules
+	rm -rf dist web/dist node_modules tools/node24/node_modules

@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'tools/', '.data/', 'charts/', 'coverage/'] },
+  { ignores: ['node_modules/', 'dist/', 'web/dist/', 'tools/', '.data/', 'charts/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -29,6 +29,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',
     },
+  },
+  {
+    // The dashboard runs in the browser (web/tsconfig.json gives it the DOM types).
+    files: ['web/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
   },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
 );
