@@ -1,0 +1,34 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+
+interface PageProps {
+  title: string;
+  /** Buttons or links shown beside the heading (create, export...). */
+  actions?: ComponentChildren;
+  children?: ComponentChildren;
+}
+
+/**
+ * A screen's frame: its heading, the document title, and focus on the heading when the screen appears, so a
+ * screen-reader or keyboard user lands at the top of the new content after every navigation.
+ */
+export function Page({ title, actions, children }: PageProps) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    document.title = `${title} · Linkplane`;
+  }, [title]);
+  useEffect(() => {
+    heading.current?.focus({ preventScroll: false });
+  }, []);
+  return (
+    <section class="page" aria-labelledby="page-title">
+      <header class="page-header">
+        <h1 id="page-title" tabIndex={-1} ref={heading}>
+          {title}
+        </h1>
+        {actions && <div class="page-actions">{actions}</div>}
+      </header>
+      {children}
+    </section>
+  );
+}

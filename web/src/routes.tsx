@@ -1,0 +1,23 @@
+// The route table and the navigation list, assembled from every area's own declarations. An area adds its
+// screens in screens/<area>/<area>.routes.ts; only a new area needs a line here.
+import type { Area, AreaRoute, NavEntry } from './area.ts';
+import type { ContextKind } from './session.ts';
+import { linksArea } from './screens/links/links.routes.ts';
+import { analyticsArea } from './screens/analytics/analytics.routes.ts';
+import { domainsArea } from './screens/domains/domains.routes.ts';
+import { keysArea } from './screens/keys/keys.routes.ts';
+import { webhooksArea } from './screens/webhooks/webhooks.routes.ts';
+import { workspaceArea } from './screens/workspace/workspace.routes.ts';
+import { partnerArea } from './screens/partner/partner.routes.ts';
+
+/** In navigation order. */
+const AREAS: Area[] = [linksArea, analyticsArea, domainsArea, keysArea, webhooksArea, workspaceArea, partnerArea];
+
+export const ROUTES: AreaRoute[] = AREAS.flatMap((area) => area.routes);
+
+export const NAV: NavEntry[] = AREAS.flatMap((area) => area.nav);
+
+/** Where `/dashboard/` leads in each kind of context: its first navigation entry. */
+export function homePath(kind: ContextKind): string {
+  return NAV.find((entry) => entry.kinds.includes(kind))?.path ?? '/';
+}

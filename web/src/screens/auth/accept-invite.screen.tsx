@@ -1,0 +1,67 @@
+import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { ApiError, api } from '../../api.ts';
+import { ErrorBanner } from '../../components/error-banner.tsx';
+import { Field } from '../../components/field.tsx';
+import { to } from '../../paths.ts';
+import { setSession } from '../../session.ts';
+import type { Session } from '../../session.ts';
+import { AuthFrame } from './auth-frame.tsx';
+
+/**
+ * Where an invitation link leads a person who is not signed in: create the account (name and password) and join,
+ * or sign in first with an existing account and open the link again.
+ */
+export default function AcceptInviteScreen() {
+  const { query, route } = useLocation();
+  const token = query.token ?? '';
+  const [name, setName] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const failure = error instanceof ApiError ? error : null;
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const session = await api.post<Session>('/auth/invites/accept', { token, name: name || undefined, password: password || undefined });
+      setSession(session);
+      route(to('/'), true);
+    } catch (caught) {
+      setError(caught);
+      setBusy(false);
+    }
+  };
+
+  if (!token) {
+    return (
+      <AuthFrame title="Accept an invitation">
+        <p role="alert">This page needs the link from your invitation e-mail. Open that link again.</p>
+      </AuthFrame>
+    );
+  }
+  const signInFirst = `${to('/sign-in')}?next=${encodeURIComponent(`/auth/invites/${token}`)}`;
+  return (
+    <AuthFrame title="Accept an invitation">
+      <p>
+        Choose your name and a password to create your account and join. Already have an account? <a href={signInFirst}>Sign in first</a>.
+      </p>
+      <form onSubmit={(e) => void submit(e)} aria-label="Accept the invitation">
+        {error !== null && !failure?.details.length && <ErrorBanner error={error} title="Could not accept the invitation" />}
+        <Field label="Your name" error={failure?.fieldError('name')}>
+          {(control) => <input {...control} name="name" autoComplete="name" value={name} onInput={(e) => setName(e.currentTarget.value)} />}
+        </Field>
+        <Field label="Password" error={failure?.fieldError('password')} hint="A long passphrase is both strong and easy to remember.">
+          {(control) => (
+            <input {...control} type="password" name="password" autoComplete="new-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          )}
+        </Field>
+        <button type="submit" aria-busy={busy ? 'true' : undefined} disabled={busy}>
+          Join
+        </button>
+      </form>
+    </AuthFrame>
+  );
+}

@@ -1,0 +1,145 @@
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { ApiError, api } from '../../api.ts';
+import { ErrorBanner } from '../../components/error-banner.tsx';
+import { Field } from '../../components/field.tsx';
+import { to } from '../../paths.ts';
+import { setSession } from '../../session.ts';
+import type { Session } from '../../session.ts';
+import { AuthFrame, safeNext } from './auth-frame.tsx';
+
+interface AuthConfig {
+  password: boolean;
+  link: boolean;
+  oidc: boolean;
+  oidc_name?: string | null;
+}
+
+/** The `?error=` codes the api's redirects carry, as sentences. */
+const REDIRECT_ERRORS: Record<string, string> = {
+  link_expired: 'That sign-in link has expired or was already used. Ask for a new one below.',
+  invite_expired: 'That invitation has expired or was already used. Ask an owner to invite you again.',
+  oidc_failed: 'Signing in with your identity provider did not succeed. Try again, or use your password.',
+  oidc_denied: 'Your identity provider did not allow the sign-in.',
+  no_account: 'There is no Linkplane account for that identity. Ask an owner to invite you.',
+};
+
+export default function SignInScreen() {
+  const { query, route } = useLocation();
+  const [config, setConfig] = useState<AuthConfig>({ password: true, link: false, oidc: false });
+  useEffect(() => {
+    api.get<AuthConfig>('/auth/config').then(setConfig, () => undefined);
+  }, []);
+  const redirectError = query.error ? (REDIRECT_ERRORS[query.error] ?? 'Signing in did not succeed. Try again.') : null;
+  const done = (session: Session) => {
+    setSession(session);
+    const next = safeNext(query.next, to('/'));
+    if (next.startsWith('/auth/')) location.assign(next);
+    else route(next, true);
+  };
+
+  return (
+    <AuthFrame title="Sign in">
+      {redirectError && (
+        <p class="error-banner" role="alert">
+          {redirectError}
+        </p>
+      )}
+      {config.password && <PasswordForm onSignedIn={done} />}
+      {config.link && <LinkForm />}
+      {config.oidc && (
+        <p>
+          <a href="/auth/oidc/start" role="button" class="secondary wide">
+            Sign in with {config.oidc_name ?? 'single sign-on'}
+          </a>
+        </p>
+      )}
+    </AuthFrame>
+  );
+}
+
+function PasswordForm({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const failure = error instanceof ApiError ? error : null;
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      onSignedIn(await api.post<Session>('/auth/sign-in', { email, password }));
+    } catch (caught) {
+      setError(caught);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form onSubmit={(e) => void submit(e)} aria-label="Sign in with a password" data-ready="true">
+      {failure?.code === 'unauthorized' ? (
+        <p class="error-banner" role="alert">
+          That e-mail and password do not match an account.
+        </p>
+      ) : (
+        error !== null && !failure?.details.length && <ErrorBanner error={error} title="Could not sign in" />
+      )}
+      <Field label="E-mail" error={failure?.fieldError('email')}>
+        {(control) => <input {...control} type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />}
+      </Field>
+      <Field label="Password" error={failure?.fieldError('password')}>
+        {(control) => (
+          <input {...control} type="password" name="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        )}
+      </Field>
+      <button type="submit" aria-busy={busy ? 'true' : undefined} disabled={busy}>
+        Sign in
+      </button>
+    </form>
+  );
+}
+
+function LinkForm() {
+  const [email, setEmail] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [sent, setSent] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const failure = error instanceof ApiError ? error : null;
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api.post('/auth/sign-in/link', { email });
+      setSent(true);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <details>
+      <summary>E-mail me a sign-in link instead</summary>
+      <form onSubmit={(e) => void submit(e)} aria-label="Sign in with an e-mailed link">
+        {sent ? (
+          <p role="status">If an account uses {email}, a sign-in link is on its way. It works once, for 15 minutes.</p>
+        ) : (
+          <>
+            {error !== null && !failure?.details.length && <ErrorBanner error={error} title="Could not send the link" />}
+            <Field label="E-mail for the link" error={failure?.fieldError('email')}>
+              {(control) => <input {...control} type="email" name="link-email" autoComplete="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />}
+            </Field>
+            <button type="submit" class="secondary" aria-busy={busy ? 'true' : undefined} disabled={busy}>
+              Send the link
+            </button>
+          </>
+        )}
+      </form>
+    </details>
+  );
+}

@@ -1,0 +1,7 @@
+import { lazy } from 'preact-iso';
+import type { Area } from '../../area.ts';
+
+export const webhooksArea: Area = {
+  routes: [{ path: '/webhooks', component: lazy(() => import('./webhooks.screen.tsx')) }],
+  nav: [{ path: '/webhooks', label: 'Webhooks', kinds: ['workspace', 'partner'] }],
+};
