@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { EMPTY_BLOCKLIST, mergeBlocklists, normaliseHost, parseBlocklist, type Blocklist } from '../links/link-safety.ts';
 
 // The only reader of process.env. Every process receives the frozen result; a bad variable is named at start-up,
@@ -108,6 +110,23 @@ export interface Config {
   };
   /** Destinations refused on every URL field of a link (LINK_BLOCKLIST_HOSTS, LINK_BLOCKLIST_FILE). */
   readonly linkBlocklist: Blocklist;
+  /** The dashboard: where its build is served from, sessions, sign-in limits, and the optional identity provider. */
+  readonly dashboard: {
+    /** The built single-page app (web/dist), served under /dashboard/. */
+    readonly dir: string;
+    /** A session unused this long ends (12 h); none lives past the absolute lifetime (30 days). */
+    readonly sessionIdleMs: number;
+    readonly sessionAbsoluteMs: number;
+    /** How long an e-mailed sign-in link works (15 min), and an invitation (7 days). */
+    readonly signInLinkTtlMs: number;
+    readonly inviteTtlMs: number;
+    /** Sign-in attempts allowed per account and per client address in the window, then 429 with Retry-After. */
+    readonly signInMaxAttempts: number;
+    readonly signInMaxAttemptsPerIp: number;
+    readonly signInWindowMs: number;
+    /** OpenID Connect sign-in; null when OIDC_ISSUER is not set. */
+    readonly oidc: { readonly issuer: string; readonly clientId: string; readonly clientSecret: string | null; readonly name: string } | null;
+  };
   /** The partner platform: client quotas, the platform's fee, dunning and payouts. */
   readonly partner: {
     /** Client workspaces a partner may hold unless its record sets another quota. */
@@ -267,6 +286,9 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
   }
 
   const linkBlocklist = readBlocklist(r, env);
+  const oidcIssuer = r.optional('OIDC_ISSUER') === null ? null : r.url('OIDC_ISSUER', '', ['https:', 'http:']);
+  const oidcClientId = r.optional('OIDC_CLIENT_ID');
+  if (oidcIssuer !== null && oidcClientId === null) r.problems.push('OIDC_CLIENT_ID: required when OIDC_ISSUER is set');
 
   const config: Config = {
     process,
@@ -354,6 +376,20 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       clickWaitMs: r.int('CONVERSION_CLICK_WAIT_MS', 5_000, 0, 60_000),
     },
     linkBlocklist,
+    dashboard: {
+      dir: r.string('DASHBOARD_DIR', join(repositoryRoot(), 'web', 'dist')),
+      sessionIdleMs: r.int('SESSION_IDLE_TIMEOUT_MS', 12 * 3_600_000, 60_000, 30 * 86_400_000),
+      sessionAbsoluteMs: r.int('SESSION_MAX_AGE_MS', 30 * 86_400_000, 60_000, 365 * 86_400_000),
+      signInLinkTtlMs: r.int('SIGN_IN_LINK_TTL_MS', 15 * 60_000, 1_000, 86_400_000),
+      inviteTtlMs: r.int('INVITE_TTL_MS', 7 * 86_400_000, 1_000, 90 * 86_400_000),
+      signInMaxAttempts: r.int('SIGN_IN_MAX_ATTEMPTS', 10, 1, 10_000),
+      signInMaxAttemptsPerIp: r.int('SIGN_IN_MAX_ATTEMPTS_PER_IP', 100, 1, 1_000_000),
+      signInWindowMs: r.int('SIGN_IN_ATTEMPT_WINDOW_MS', 900_000, 1_000, 86_400_000),
+      oidc:
+        oidcIssuer === null || oidcClientId === null
+          ? null
+          : { issuer: oidcIssuer, clientId: oidcClientId, clientSecret: r.optional('OIDC_CLIENT_SECRET'), name: r.string('OIDC_NAME', 'single sign-on') },
+    },
     partner: {
       clientQuota: r.int('PARTNER_CLIENT_QUOTA', 1_000, 1, 10_000_000),
       platformFeeBps: r.int('PARTNER_PLATFORM_FEE_BPS', 500, 0, 10_000),
@@ -400,6 +436,17 @@ function readBlocklist(r: Reader, env: Env): Blocklist {
   const parsed = parseBlocklist(text);
   for (const problem of parsed.problems) r.problems.push(`LINK_BLOCKLIST_FILE ${file}, ${problem}`);
   return mergeBlocklists(inline, parsed.blocklist);
+}
+
+/** The checkout (or image) root, the nearest folder above this file holding package.json: src/ and dist/src/ alike. */
+function repositoryRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) return process.cwd();
+    dir = parent;
+  }
+  return dir;
 }
 
 function deepFreeze<T extends object>(value: T): T {

@@ -25,6 +25,11 @@ import { ReportStore } from '../reports/report.store.ts';
 import { AlertStore } from '../alerts/alert.store.ts';
 import { RollupStore } from '../analytics/rollup.store.ts';
 import { ExportSlots } from '../analytics/export-slots.ts';
+import { UserStore } from '../users/user.store.ts';
+import { SessionStore } from '../users/session.store.ts';
+import { MembershipStore } from '../users/membership.store.ts';
+import { InviteStore } from '../users/invite.store.ts';
+import { SignInLinkStore } from '../users/token.store.ts';
 
 /** Every store over one database; `ensureIndexes` creates what their queries need. */
 export class Stores {
@@ -53,6 +58,13 @@ export class Stores {
   readonly alerts: AlertStore;
   readonly rollups: RollupStore;
   readonly exportSlots: ExportSlots;
+  readonly users: UserStore;
+  readonly sessions: SessionStore;
+  readonly memberships: MembershipStore;
+  readonly invites: InviteStore;
+  readonly signInLinks: SignInLinkStore;
+  /** Dashboard sign-in attempts, per account and per client address (the same windowed count as link passwords). */
+  readonly signInAttempts: { readonly perAccount: PasswordAttempts; readonly perIp: PasswordAttempts };
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -84,6 +96,16 @@ export class Stores {
     });
     this.rollups = new RollupStore(db);
     this.exportSlots = new ExportSlots(db, config.analytics.exportsPerWorkspace);
+    this.users = new UserStore(db);
+    this.sessions = new SessionStore(db);
+    this.memberships = new MembershipStore(db);
+    this.invites = new InviteStore(db);
+    this.signInLinks = new SignInLinkStore(db);
+    const { signInMaxAttempts, signInMaxAttemptsPerIp, signInWindowMs } = config.dashboard;
+    this.signInAttempts = {
+      perAccount: new PasswordAttempts(db, { maxAttempts: signInMaxAttempts, windowMs: signInWindowMs, secretKey: config.secretKey }),
+      perIp: new PasswordAttempts(db, { maxAttempts: signInMaxAttemptsPerIp, windowMs: signInWindowMs, secretKey: config.secretKey }),
+    };
   }
 
   async ensureIndexes(): Promise<void> {
@@ -110,6 +132,11 @@ export class Stores {
       this.alerts.ensureIndexes(),
       this.rollups.ensureIndexes(),
       this.exportSlots.ensureIndexes(),
+      this.users.ensureIndexes(),
+      this.sessions.ensureIndexes(),
+      this.memberships.ensureIndexes(),
+      this.invites.ensureIndexes(),
+      this.signInLinks.ensureIndexes(),
     ]);
   }
 }

@@ -195,3 +195,30 @@ export class ClickPendingError extends AppError {
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }
+
+/** Sign-in and session failures of the dashboard (`/auth/*`): one answer for an unknown user and a wrong password. */
+export class SignInFailedError extends UnauthorizedError {
+  constructor() {
+    super('The e-mail or password is not correct.');
+  }
+}
+
+export class NoSessionError extends UnauthorizedError {
+  constructor() {
+    super('Not signed in, or the session has ended: sign in again.');
+  }
+}
+
+/** A state-changing request authenticated by the session cookie without the session's CSRF token or from another origin. */
+export class CsrfError extends ForbiddenError {
+  constructor(reason: string) {
+    super(`CSRF check failed: ${reason}.`);
+  }
+}
+
+export class SignInRateLimitedError extends RateLimitedError {
+  constructor(retryAfterSeconds: number) {
+    super(retryAfterSeconds);
+    this.message = `Too many sign-in attempts; retry in ${retryAfterSeconds} s.`;
+  }
+}

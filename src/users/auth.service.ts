@@ -1,0 +1,280 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { newId } from '../platform/ids.ts';
+import { ForbiddenError, NoSessionError, NotFoundError, SignInFailedError, SignInRateLimitedError, ValidationError } from '../platform/errors.ts';
+import { hashPassword, verifyPassword } from '../links/password.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { PasswordAttempts } from '../redirect/password-attempts.ts';
+import type { Mailer } from '../webhooks/mailer.ts';
+import type { Principal } from '../keys/key.service.ts';
+import type { ApiKeyDoc } from '../keys/key.store.ts';
+import type { WorkspaceStore } from '../workspace/workspace.store.ts';
+import type { PartnerStore } from '../partner/partner.store.ts';
+import { effectivePlan } from '../workspace/plans.ts';
+import { normalizeEmail, type UserDoc, type UserStore } from './user.store.ts';
+import { checkPasswordStrength } from './accounts.ts';
+import type { SessionDoc, SessionStore } from './session.store.ts';
+import type { MembershipKind, MembershipStore, Role } from './membership.store.ts';
+import type { SignInLinkStore } from './token.store.ts';
+import { scopesOf } from './roles.ts';
+
+/** A session as the transport sees it once its cookie checked out. */
+export interface SignedIn {
+  session: SessionDoc;
+  user: UserDoc;
+}
+
+export interface SessionView {
+  user: { id: string; email: string; name: string };
+  memberships: Array<{ kind: MembershipKind; id: string; name: string; role: Role }>;
+  csrf_token: string;
+}
+
+export interface ClientMeta {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export interface AuthSettings {
+  idleTimeoutMs: number;
+  absoluteTimeoutMs: number;
+  linkTtlMs: number;
+  /** Sign-in attempts per account, and per client address, in the attempt window. */
+  attemptsPerAccount: PasswordAttempts;
+  attemptsPerIp: PasswordAttempts;
+  publicApiUrl: string;
+  defaultRateLimits: { workspacePerMinute: number; partnerPerMinute: number };
+}
+
+export interface AuthServiceDeps {
+  users: UserStore;
+  sessions: SessionStore;
+  memberships: MembershipStore;
+  links: SignInLinkStore;
+  workspaces: WorkspaceStore;
+  partners: PartnerStore;
+  mailer: Mailer;
+  logger: Logger;
+  settings: AuthSettings;
+  now?: () => number;
+}
+
+/** last_seen_at is for the session list: one write per session per minute is enough. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** 32 random bytes, URL-safe: the cookie value, sign-in link and invite tokens. */
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Accounts, password and link sign-in, sessions, and the /v1 principal a session acts as. */
+export class AuthService {
+  private readonly d: AuthServiceDeps;
+  private readonly now: () => number;
+  /** Verified against when the user is unknown, so the answer takes as long as for a wrong password. */
+  private dummyHash: Promise<string> | null = null;
+
+  constructor(deps: AuthServiceDeps) {
+    this.d = deps;
+    this.now = deps.now ?? Date.now;
+  }
+
+  async signInWithPassword(email: string, password: string, meta: ClientMeta): Promise<{ token: string; view: SessionView }> {
+    const account = normalizeEmail(email);
+    const { attemptsPerAccount, attemptsPerIp } = this.d.settings;
+    // Both windows are taken before the password is checked: concurrent guesses each use up an attempt.
+    const [byAccount, byIp] = await Promise.all([
+      attemptsPerAccount.reserve('sign-in', account, this.now()),
+      attemptsPerIp.reserve('sign-in-ip', meta.ip ?? 'unknown', this.now()),
+    ]);
+    const wait = Math.max(byAccount, byIp);
+    if (wait > 0) throw new SignInRateLimitedError(wait);
+    const user = await this.d.users.findByEmail(account);
+    const ok = user?.password_hash ? await verifyPassword(password, user.password_hash) : await this.burnTime(password);
+    if (!user || !ok) throw new SignInFailedError();
+    // The account's count is cleared by its owner's success; the address's is not, or one known password would reset it.
+    await attemptsPerAccount.succeed('sign-in', account);
+    return this.startSession(user, meta);
+  }
+
+  private async burnTime(password: string): Promise<false> {
+    this.dummyHash ??= hashPassword(newToken());
+    await verifyPassword(password, await this.dummyHash);
+    return false;
+  }
+
+  async startSession(user: UserDoc, meta: ClientMeta): Promise<{ token: string; view: SessionView }> {
+    const token = newToken();
+    const at = this.now();
+    const session: SessionDoc = {
+      _id: newId('ses'),
+      token_hash: hashToken(token),
+      user_id: user._id,
+      csrf_token: newToken(),
+      created_at: new Date(at),
+      last_seen_at: new Date(at),
+      idle_expires_at: new Date(at + this.d.settings.idleTimeoutMs),
+      expires_at: new Date(at + this.d.settings.absoluteTimeoutMs),
+      revoked_at: null,
+      user_agent: meta.userAgent?.slice(0, 300) ?? null,
+      ip: meta.ip,
+    };
+    await this.d.sessions.insert(session);
+    return { token, view: await this.view({ session, user }) };
+  }
+
+  /** The session a cookie token names, if still usable (not revoked, not idle too long, not past its lifetime). */
+  async authenticate(token: string | undefined): Promise<SignedIn | null> {
+    if (!token) return null;
+    const session = await this.d.sessions.findByHash(hashToken(token));
+    const nowMs = this.now();
+    if (!session || session.revoked_at || session.expires_at.getTime() <= nowMs || session.idle_expires_at.getTime() <= nowMs) return null;
+    const user = await this.d.users.findById(session.user_id);
+    if (!user) return null;
+    if (nowMs - session.last_seen_at.getTime() >= TOUCH_INTERVAL_MS) {
+      const idle = new Date(Math.min(nowMs + this.d.settings.idleTimeoutMs, session.expires_at.getTime()));
+      this.d.sessions.touch(session._id, new Date(nowMs), idle).catch((error: unknown) => {
+        this.d.logger.warn({ err: error, session_id: session._id }, 'could not record session use');
+      });
+    }
+    return { session, user };
+  }
+
+  async view(signedIn: SignedIn): Promise<SessionView> {
+    const memberships = await this.d.memberships.listForUser(signedIn.user._id);
+    const wsIds = memberships.filter((m) => m.kind === 'workspace').map((m) => m.target_id);
+    const ptrIds = memberships.filter((m) => m.kind === 'partner').map((m) => m.target_id);
+    const [workspaces, partners] = await Promise.all([
+      wsIds.length ? this.d.workspaces.collection.find({ _id: { $in: wsIds } }, { projection: { name: 1 } }).toArray() : [],
+      ptrIds.length ? this.d.partners.collection.find({ _id: { $in: ptrIds } }, { projection: { name: 1 } }).toArray() : [],
+    ]);
+    const names = new Map<string, string>([...workspaces, ...partners].map((t) => [t._id, t.name]));
+    return {
+      user: { id: signedIn.user._id, email: signedIn.user.email, name: signedIn.user.name },
+      memberships: memberships
+        .filter((m) => names.has(m.target_id))
+        .map((m) => ({ kind: m.kind, id: m.target_id, name: names.get(m.target_id)!, role: m.role })),
+      csrf_token: signedIn.session.csrf_token,
+    };
+  }
+
+  async signOut(signedIn: SignedIn): Promise<void> {
+    await this.d.sessions.revoke(signedIn.user._id, signedIn.session._id, new Date(this.now()));
+  }
+
+  async listSessions(signedIn: SignedIn) {
+    const sessions = await this.d.sessions.listLive(signedIn.user._id, new Date(this.now()));
+    return sessions.map((s) => ({
+      id: s._id,
+      created_at: s.created_at.toISOString(),
+      last_seen_at: s.last_seen_at.toISOString(),
+      user_agent: s.user_agent,
+      ip: s.ip,
+      current: s._id === signedIn.session._id,
+    }));
+  }
+
+  async revokeSession(signedIn: SignedIn, id: string): Promise<void> {
+    if (!(await this.d.sessions.revoke(signedIn.user._id, id, new Date(this.now())))) throw new NotFoundError('session');
+  }
+
+  /** Sets a new password and signs out every other session of the user (whoever else had it is out). */
+  async changePassword(signedIn: SignedIn, current: string, next: string): Promise<void> {
+    const { user } = signedIn;
+    const ok = user.password_hash ? await verifyPassword(current, user.password_hash) : false;
+    if (!ok) throw new ValidationError([{ path: 'current_password', message: 'is not correct' }]);
+    checkPasswordStrength(next, 'new_password');
+    const at = new Date(this.now());
+    await this.d.users.setPassword(user._id, await hashPassword(next), at);
+    await this.d.sessions.revokeOthers(user._id, signedIn.session._id, at);
+  }
+
+  get linkSignInAvailable(): boolean {
+    return this.d.mailer.configured;
+  }
+
+  /**
+   * E-mails a one-time sign-in link when the address has an account; silent otherwise (the answer never tells
+   * whether an account exists). The mail is sent before answering: a broken mail server is logged, not reported.
+   */
+  async requestSignInLink(email: string): Promise<void> {
+    if (!this.d.mailer.configured) throw new NotFoundError('sign-in by link (no SMTP_URL configured)');
+    const user = await this.d.users.findByEmail(email);
+    if (!user) return;
+    const token = newToken();
+    const at = this.now();
+    await this.d.links.insert({ _id: hashToken(token), user_id: user._id, created_at: new Date(at), expires_at: new Date(at + this.d.settings.linkTtlMs), used_at: null });
+    const url = `${this.d.settings.publicApiUrl}/auth/sign-in/link/${token}`;
+    const minutes = Math.round(this.d.settings.linkTtlMs / 60_000);
+    const text = [
+      `Sign in to Linkplane as ${user.email}:`,
+      '',
+      `  ${url}`,
+      '',
+      `The link works once, for ${minutes} minutes. If you did not ask for it, ignore this e-mail.`,
+      '',
+      '-- Linkplane',
+    ].join('\n');
+    try {
+      await this.d.mailer.send(user.email, 'Your Linkplane sign-in link', text);
+    } catch (error) {
+      this.d.logger.error({ err: error, user_id: user._id }, 'sign-in link e-mail could not be sent');
+    }
+  }
+
+  /** Uses a sign-in link once; null when it is unknown, used or expired. */
+  async signInWithLink(token: string, meta: ClientMeta): Promise<{ token: string; view: SessionView } | null> {
+    const link = await this.d.links.consume(hashToken(token), new Date(this.now()));
+    if (!link) return null;
+    const user = await this.d.users.findById(link.user_id);
+    return user ? this.startSession(user, meta) : null;
+  }
+
+  /**
+   * The /v1 principal of a session acting in the workspace or partner `context`, as a key of the same kind would
+   * give it; the synthetic key record carries the session id (the rate-limit bucket) and is never stored or listed.
+   */
+  async principalFor(signedIn: SignedIn, context: string): Promise<Principal> {
+    const membership = await this.d.memberships.find(signedIn.user._id, context);
+    if (!membership) throw new ForbiddenError('Linkplane-Context names no workspace or partner this user belongs to.');
+    const scopes = scopesOf(membership.role);
+    const key: ApiKeyDoc = {
+      _id: signedIn.session._id,
+      kind: membership.kind,
+      workspace_id: membership.kind === 'workspace' ? context : null,
+      partner_id: membership.kind === 'partner' ? context : null,
+      name: 'dashboard session',
+      prefix: '',
+      key_hash: '',
+      scopes: [...scopes],
+      created_at: signedIn.session.created_at,
+      expires_at: signedIn.session.expires_at,
+      revoked_at: null,
+      last_used_at: null,
+    };
+    const limits = this.d.settings.defaultRateLimits;
+    if (membership.kind === 'workspace') {
+      const workspace = await this.d.workspaces.findById(context);
+      if (!workspace) throw new ForbiddenError('The workspace in Linkplane-Context no longer exists.');
+      const plan = effectivePlan(workspace.plan_id, workspace.limits_override, workspace.capabilities_override);
+      return { kind: 'workspace', key, scopes, workspace, plan, rateLimitPerMinute: plan.limits.rate_limit_per_minute ?? limits.workspacePerMinute };
+    }
+    const partner = await this.d.partners.findById(context);
+    if (!partner) throw new ForbiddenError('The partner in Linkplane-Context no longer exists.');
+    return { kind: 'partner', key, scopes, partner, rateLimitPerMinute: partner.rate_limit_per_minute ?? limits.partnerPerMinute };
+  }
+
+  /** Signs in a user whose address an identity provider vouched for; null when no account has it. */
+  async signInVerifiedEmail(email: string, meta: ClientMeta): Promise<{ token: string; view: SessionView } | null> {
+    const user = await this.d.users.findByEmail(email);
+    return user ? this.startSession(user, meta) : null;
+  }
+
+  requireSignedIn(signedIn: SignedIn | undefined): SignedIn {
+    if (!signedIn) throw new NoSessionError();
+    return signedIn;
+  }
+}
