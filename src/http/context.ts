@@ -1,9 +1,12 @@
 import type { ParameterizedContext, DefaultContext } from 'koa';
 import type { Principal } from '../keys/key.service.ts';
+import type { SignedIn } from '../users/auth.service.ts';
 
 export interface ApiState {
   requestId: string;
   principal?: Principal;
+  /** The dashboard session of an /auth/* request, when its cookie names a usable one. */
+  signedIn?: SignedIn;
   rawBody?: Buffer;
 }
 

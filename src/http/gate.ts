@@ -3,6 +3,8 @@ import { RateLimitedError } from '../platform/errors.ts';
 import type { RateLimiter, RateDecision } from '../platform/rate-limiter.ts';
 import type { KeyService, Principal } from '../keys/key.service.ts';
 import type { ApiContext } from './context.ts';
+import { readSessionToken } from '../users/session-cookie.ts';
+import type { SessionPrincipal } from '../users/session-gate.ts';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -10,8 +12,10 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * The door of every /v1 request, before routing: the bearer key (401 unless valid), then the key's rate limit
  * (every request counted, rejected ones too; the X-RateLimit-* headers on every answer, 429 with Retry-After).
  * A cached key far from its limit passes without a promise or a database round trip: this runs on every request.
+ * Without an Authorization header, the dashboard's session cookie (with Linkplane-Context) may stand for a key;
+ * a request with the header never looks at cookies, so the bearer path costs what it did.
  */
-export function gate(keys: KeyService, limiter: RateLimiter) {
+export function gate(keys: KeyService, limiter: RateLimiter, sessions?: SessionPrincipal) {
   function pass(ctx: ApiContext, decision: RateDecision, next: Next): Promise<void> {
     ctx.set('X-RateLimit-Limit', String(decision.limit));
     ctx.set('X-RateLimit-Remaining', String(decision.remaining));
@@ -27,7 +31,12 @@ export function gate(keys: KeyService, limiter: RateLimiter) {
   }
 
   return function gateRequest(ctx: ApiContext, next: Next): Promise<void> {
-    const principal = keys.authenticate(BEARER.exec(ctx.get('Authorization'))?.[1]);
+    const authorization = ctx.get('Authorization');
+    if (authorization === '' && sessions) {
+      const token = readSessionToken(ctx.get('Cookie'));
+      if (token !== undefined) return sessions(ctx, token).then((p) => limit(ctx, p, next));
+    }
+    const principal = keys.authenticate(BEARER.exec(authorization)?.[1]);
     return principal instanceof Promise ? principal.then((p) => limit(ctx, p, next)) : limit(ctx, principal, next);
   };
 }

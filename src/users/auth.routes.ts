@@ -1,0 +1,160 @@
+import { route, type RouteSpec } from '../http/route-table.ts';
+import type { ApiContext } from '../http/context.ts';
+import { clientIp } from '../redirect/client-ip.ts';
+import { NoSessionError } from '../platform/errors.ts';
+import type { AuthService, ClientMeta, SignedIn } from './auth.service.ts';
+import { PasswordChangeBody, SessionSchema, SignInBody, SignInLinkBody } from './auth.schemas.ts';
+import { clearSessionCookie, setSessionCookie, type CookiePolicy } from './session-cookie.ts';
+
+export interface AuthRouteOptions {
+  cookie: CookiePolicy;
+  trustedProxyHops: number;
+  oidc: { enabled: boolean; name: string };
+}
+
+export function clientMeta(ctx: ApiContext, trustedProxyHops: number): ClientMeta {
+  const ua = ctx.get('User-Agent');
+  return { ip: clientIp(ctx.req.headers, ctx.req.socket.remoteAddress, trustedProxyHops), userAgent: ua === '' ? null : ua };
+}
+
+export function signedInOf(ctx: ApiContext): SignedIn {
+  const signedIn = ctx.state.signedIn;
+  if (!signedIn) throw new NoSessionError();
+  return signedIn;
+}
+
+const TAG = 'Dashboard sessions';
+const session = { status: 200, description: 'The session', schema: SessionSchema };
+
+/** Sign-in, the session, sign-out, the session list and the password: paths relative to /auth. */
+export function authRoutes(auth: AuthService, options: AuthRouteOptions): RouteSpec[] {
+  const meta = (ctx: ApiContext) => clientMeta(ctx, options.trustedProxyHops);
+  return [
+    route({
+      method: 'GET',
+      path: '/config',
+      operationId: 'authConfig',
+      tag: TAG,
+      summary: 'How one may sign in here',
+      auth: null,
+      responses: [{ status: 200, description: 'The sign-in methods' }],
+      handler: (ctx) => {
+        ctx.body = { password: true, link: auth.linkSignInAvailable, oidc: options.oidc.enabled, oidc_name: options.oidc.enabled ? options.oidc.name : null };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/sign-in',
+      operationId: 'signIn',
+      tag: TAG,
+      summary: 'Sign in with e-mail and password',
+      auth: null,
+      body: SignInBody,
+      responses: [session],
+      handler: async (ctx, { body }) => {
+        const { token, view } = await auth.signInWithPassword(body.email, body.password, meta(ctx));
+        setSessionCookie(ctx, token, options.cookie);
+        ctx.body = view;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/sign-in/link',
+      operationId: 'requestSignInLink',
+      tag: TAG,
+      summary: 'E-mail a one-time sign-in link (always 202: the answer never tells whether the account exists)',
+      auth: null,
+      body: SignInLinkBody,
+      responses: [{ status: 202, description: 'Sent, if the account exists' }],
+      handler: async (ctx, { body }) => {
+        await auth.requestSignInLink(body.email);
+        ctx.status = 202;
+        ctx.body = {};
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/sign-in/link/:token',
+      operationId: 'useSignInLink',
+      tag: TAG,
+      summary: 'Use a sign-in link: the session cookie, then the dashboard',
+      auth: null,
+      responses: [{ status: 303, description: 'To the dashboard, or to the sign-in page with error=link_expired' }],
+      handler: async (ctx, { params }) => {
+        const started = await auth.signInWithLink(params.token ?? '', meta(ctx));
+        ctx.status = 303;
+        if (!started) {
+          ctx.redirect('/dashboard/sign-in?error=link_expired');
+          return;
+        }
+        setSessionCookie(ctx, started.token, options.cookie);
+        ctx.redirect('/dashboard/');
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/session',
+      operationId: 'getSession',
+      tag: TAG,
+      summary: 'The current session',
+      auth: null,
+      responses: [session],
+      handler: async (ctx) => {
+        ctx.body = await auth.view(signedInOf(ctx));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/sign-out',
+      operationId: 'signOut',
+      tag: TAG,
+      summary: 'Sign out (revokes this session)',
+      auth: null,
+      responses: [{ status: 204, description: 'Signed out' }],
+      handler: async (ctx) => {
+        await auth.signOut(signedInOf(ctx));
+        clearSessionCookie(ctx, options.cookie);
+        ctx.status = 204;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/sessions',
+      operationId: 'listSessions',
+      tag: TAG,
+      summary: "The user's sessions still signed in",
+      auth: null,
+      responses: [{ status: 200, description: 'The sessions' }],
+      handler: async (ctx) => {
+        ctx.body = { data: await auth.listSessions(signedInOf(ctx)) };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/sessions/:id',
+      operationId: 'revokeSession',
+      tag: TAG,
+      summary: 'Sign out one of the user’s sessions',
+      auth: null,
+      responses: [{ status: 204, description: 'Revoked' }],
+      handler: async (ctx, { params }) => {
+        await auth.revokeSession(signedInOf(ctx), params.id ?? '');
+        ctx.status = 204;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/password',
+      operationId: 'changePassword',
+      tag: TAG,
+      summary: 'Change the password (signs out every other session)',
+      auth: null,
+      body: PasswordChangeBody,
+      responses: [{ status: 204, description: 'Changed' }],
+      handler: async (ctx, { body }) => {
+        await auth.changePassword(signedInOf(ctx), body.current_password, body.new_password);
+        ctx.status = 204;
+      },
+    }),
+  ];
+}

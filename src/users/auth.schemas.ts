@@ -1,0 +1,34 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum } from '../platform/schema.ts';
+
+// The /auth/* shapes: validated like /v1 bodies, but not part of the public OpenAPI document (the dashboard's own API).
+
+const Email = Type.String({ format: 'email', maxLength: 254 });
+/** Long enough for any passphrase, short enough that hashing it costs nothing extra. */
+const Password = Type.String({ minLength: 1, maxLength: 1024 });
+/** A workspace (`ws_…`) or partner (`ptr_…`) id. */
+const ContextId = Type.String({ pattern: '^(ws|ptr)_[A-Za-z0-9]{1,64}$' });
+const Role = StringEnum(['owner', 'member'] as const);
+
+export const SignInBody = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
+export const SignInLinkBody = Type.Object({ email: Email }, { additionalProperties: false });
+export const PasswordChangeBody = Type.Object({ current_password: Password, new_password: Password }, { additionalProperties: false });
+export const ContextQuery = Type.Object({ context: ContextId }, { additionalProperties: false });
+export const MemberQuery = Type.Object({ context: ContextId, user_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+export const InviteBody = Type.Object({ context: ContextId, email: Email, role: Role }, { additionalProperties: false });
+export const AcceptInviteBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    password: Type.Optional(Password),
+  },
+  { additionalProperties: false },
+);
+
+export const SessionSchema = Type.Object({
+  user: Type.Object({ id: Type.String(), email: Type.String(), name: Type.String() }),
+  memberships: Type.Array(Type.Object({ kind: StringEnum(['workspace', 'partner'] as const), id: Type.String(), name: Type.String(), role: Role })),
+  csrf_token: Type.String(),
+});
+
+export type SignInInput = Static<typeof SignInBody>;

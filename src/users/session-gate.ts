@@ -1,0 +1,27 @@
+import { ForbiddenError, NoSessionError } from '../platform/errors.ts';
+import type { Principal } from '../keys/key.service.ts';
+import type { ApiContext } from '../http/context.ts';
+import type { AuthService } from './auth.service.ts';
+import { checkCsrf, isSafeMethod, markPrivate } from './session-cookie.ts';
+
+const CONTEXT = /^(ws|ptr)_[A-Za-z0-9]{1,64}$/;
+
+/**
+ * The dashboard's way into /v1: the session cookie plus `Linkplane-Context` (the workspace or partner in view)
+ * stand for a key. Called by the gate only when a request has no Authorization header and carries the cookie.
+ */
+export function sessionPrincipal(auth: AuthService, ownOrigin: string) {
+  return async function principalOfSession(ctx: ApiContext, token: string): Promise<Principal> {
+    // Whatever the outcome, this answer belongs to one browser's session.
+    markPrivate(ctx);
+    const signedIn = await auth.authenticate(token);
+    if (!signedIn) throw new NoSessionError();
+    if (!isSafeMethod(ctx.method)) checkCsrf(ctx, signedIn.session, ownOrigin);
+    const context = ctx.get('Linkplane-Context');
+    if (context === '') throw new ForbiddenError('A dashboard request needs Linkplane-Context: <workspace or partner id>.');
+    if (!CONTEXT.test(context)) throw new ForbiddenError('Linkplane-Context names no workspace or partner this user belongs to.');
+    return auth.principalFor(signedIn, context);
+  };
+}
+
+export type SessionPrincipal = ReturnType<typeof sessionPrincipal>;
