@@ -56,6 +56,13 @@ import { openApiRoutes } from '../http/openapi.routes.ts';
 import { AnalyticsService } from '../analytics/analytics.service.ts';
 import { analyticsRoutes } from '../analytics/analytics.routes.ts';
 import { ConversionRollup } from '../analytics/conversion-rollup.ts';
+import { Mailer } from '../webhooks/mailer.ts';
+import { AuthService } from '../users/auth.service.ts';
+import { authRoutes } from '../users/auth.routes.ts';
+import { authDoor } from '../users/auth-door.ts';
+import { sessionPrincipal } from '../users/session-gate.ts';
+import { cookiePolicyFor } from '../users/session-cookie.ts';
+import { dashboardStatic } from '../dashboard/static.ts';
 
 /** Paths under /v1 answered without a key. */
 const PUBLIC_PATHS = new Set(['/v1/openapi.json', `/v1${PUBLIC_REPORT_PATH}`]);
@@ -64,6 +71,7 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export interface ApiService extends Service {
   readonly app: Koa<ApiState>;
   readonly keys: KeyService;
+  readonly auth: AuthService;
   readonly routes: readonly RouteSpec[];
   port(): number;
 }
@@ -215,10 +223,47 @@ export function buildApi(infra: Infra): ApiService {
   const v1 = new Router<ApiState>({ prefix: '/v1' });
   mount(v1, routes);
 
+  // The dashboard: its sessions (/auth, outside /v1 and its OpenAPI document) and its files (/dashboard).
+  const mailer = new Mailer(config.mail, config.publicApiUrl);
+  const ownOrigin = new URL(config.publicApiUrl).origin;
+  const auth = new AuthService({
+    users: stores.users,
+    sessions: stores.sessions,
+    memberships: stores.memberships,
+    links: stores.signInLinks,
+    workspaces: stores.workspaces,
+    partners: stores.partners,
+    mailer,
+    logger,
+    settings: {
+      idleTimeoutMs: config.dashboard.sessionIdleMs,
+      absoluteTimeoutMs: config.dashboard.sessionAbsoluteMs,
+      linkTtlMs: config.dashboard.signInLinkTtlMs,
+      attemptsPerAccount: stores.signInAttempts.perAccount,
+      attemptsPerIp: stores.signInAttempts.perIp,
+      publicApiUrl: config.publicApiUrl,
+      defaultRateLimits: config.rateLimit,
+    },
+  });
+  const cookie = cookiePolicyFor(config.publicApiUrl, config.dashboard.sessionAbsoluteMs);
+  const authRouter = new Router<ApiState>({ prefix: '/auth' });
+  mount(
+    authRouter,
+    authRoutes(auth, {
+      cookie,
+      trustedProxyHops: config.redirect.trustedProxyHops,
+      oidc: { enabled: config.dashboard.oidc !== null, name: config.dashboard.oidc?.name ?? '' },
+    }),
+  );
+  const authRouting = [authDoor(auth, ownOrigin), authRouter.routes() as Middleware<ApiState>, fallback(authRouter)];
+  const authReads = compose<ApiContext>(authRouting);
+  const authMutations = compose<ApiContext>([jsonBody(config.bodyLimitBytes), ...authRouting]);
+  const dashboard = dashboardStatic(config.dashboard.dir);
+
   // Layers are chosen per request instead of stacked: a GET never passes through the body parser or the
   // idempotency check, and operations endpoints never through authentication (each Koa layer costs every request).
   const routing = [v1.routes() as Middleware<ApiState>, fallback(v1)];
-  const door = gate(keys, stores.rateLimiter);
+  const door = gate(keys, stores.rateLimiter, sessionPrincipal(auth, ownOrigin));
   const reads = compose<ApiContext>([door, ...routing]);
   const mutations = compose<ApiContext>([
     door,
@@ -232,7 +277,13 @@ export function buildApi(infra: Infra): ApiService {
   // public filing of abuse reports: a parsed body, but no key and no idempotency.
   const ingestion = compose<ApiContext>([jsonBody(config.bodyLimitBytes), ...routing]);
   const ops = opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping() }), { errorDocs: true });
-  const outsideV1 = () => {
+  const outsideV1 = (ctx: ApiContext): Promise<void> => {
+    if (ctx.path === '/auth' || ctx.path.startsWith('/auth/')) return READ_METHODS.has(ctx.method) ? authReads(ctx) : authMutations(ctx);
+    if (ctx.path === '/dashboard' || ctx.path.startsWith('/dashboard/')) return dashboard(ctx);
+    if (ctx.path === '/' && READ_METHODS.has(ctx.method)) {
+      ctx.redirect('/dashboard/');
+      return Promise.resolve();
+    }
     throw new NotFoundError('route');
   };
 
@@ -247,7 +298,7 @@ export function buildApi(infra: Infra): ApiService {
   };
   app.use(observe(infra.access, metrics, errorEnvelope(logger, config.docsBaseUrl), inFlight, routeOf));
   app.use((ctx: ApiContext) => {
-    if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return ops(ctx, outsideV1);
+    if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return ops(ctx, () => outsideV1(ctx));
     if (PUBLIC_PATHS.has(ctx.path)) return READ_METHODS.has(ctx.method) ? unauthenticated(ctx) : ingestion(ctx);
     if (ctx.path.startsWith(BILLING_INGEST_PREFIX) && ctx.method === 'POST') return ingestion(ctx);
     // Every /v1 answer from here on carries the key's rate-limit headers, a 404 or a 405 included.
@@ -259,6 +310,7 @@ export function buildApi(infra: Infra): ApiService {
     name: 'api',
     app,
     keys,
+    auth,
     routes,
     port: () => server?.port ?? config.apiPort,
     async start() {
@@ -275,6 +327,7 @@ export function buildApi(infra: Infra): ApiService {
     async stop() {
       await server?.close(config.shutdownTimeoutMs);
       await stores.rateLimiter.close();
+      mailer.close();
     },
   };
 }
