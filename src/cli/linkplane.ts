@@ -5,7 +5,8 @@ import { parseArgs } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
-import { AppError, ValidationError } from '../platform/errors.ts';
+import { AppError, NotFoundError, ValidationError } from '../platform/errors.ts';
+import { isEmail } from '../platform/email.ts';
 import { KeyStore, type ApiKeyDoc } from '../keys/key.store.ts';
 import { KeyService } from '../keys/key.service.ts';
 import { ALL_SCOPES, SCOPE_AREAS, parseScopeList } from '../keys/scopes.ts';
@@ -20,12 +21,18 @@ import { keyInfo } from '../keys/key.routes.ts';
 import { ClickStore } from '../clicks/click.store.ts';
 import { RollupStore, RollupWriter } from '../analytics/rollup.store.ts';
 import { rebuildRollups } from '../analytics/rebuild.ts';
+import { UserStore } from '../users/user.store.ts';
+import { MembershipStore, type Role } from '../users/membership.store.ts';
+import { createUser, generatePassword, grant } from '../users/accounts.ts';
 
 const USAGE = `linkplane <command>
 
   workspace create --name N [--plan free|pro|business|enterprise] [--partner ID] [--email ADDR]
   partner create --name N [--email ADDR]
                         --email: the owner's address, e-mailed when a webhook endpoint turns failing
+  user create --email ADDR [--name N] [--password P] [--workspace ID] [--partner ID] [--role owner|member]
+                        a dashboard account (a password is generated and shown once unless given), made
+                        --role (default owner) of the workspace and/or partner named
   key create (--workspace ID | --partner ID) --scopes LIST|all [--expires-at ISO] [--name N]
   key list [--workspace ID | --partner ID]
   key revoke ID
@@ -57,6 +64,8 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
       scopes: { type: 'string' },
       'expires-at': { type: 'string' },
       email: { type: 'string' },
+      password: { type: 'string' },
+      role: { type: 'string' },
       full: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -96,6 +105,36 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
       case 'partner create': {
         const partner = await createPartner(partners, { name: required(values.name, '--name'), ownerEmail: values.email ?? null });
         return print(io, { id: partner._id, name: partner.name, owner_email: partner.owner_email ?? null, created_at: partner.created_at });
+      }
+      case 'user create': {
+        const role = (values.role ?? 'owner') as Role;
+        if (role !== 'owner' && role !== 'member') throw new UsageError('--role must be owner or member');
+        const users = new UserStore(db);
+        const memberships = new MembershipStore(db);
+        await Promise.all([users.ensureIndexes(), memberships.ensureIndexes()]);
+        const email = required(values.email, '--email');
+        if (!isEmail(email.trim())) throw new ValidationError([{ path: 'email', message: 'must be an e-mail address (name@example.com)' }]);
+        const targets = {
+          exists: async (kind: 'workspace' | 'partner', id: string) => (kind === 'workspace' ? await workspaces.findById(id) : await partners.findById(id)) !== null,
+        };
+        // Checked before the account exists, so a typo in an id leaves nothing behind.
+        if (values.workspace && !(await targets.exists('workspace', values.workspace))) throw new NotFoundError('workspace');
+        if (values.partner && !(await targets.exists('partner', values.partner))) throw new NotFoundError('partner');
+        const password = values.password ?? generatePassword();
+        const user = await createUser(users, { email, name: values.name ?? null, password });
+        const granted: Array<{ kind: string; id: string; role: Role }> = [];
+        for (const [kind, id] of [['workspace', values.workspace], ['partner', values.partner]] as const) {
+          if (!id) continue;
+          await grant(memberships, targets, { userId: user._id, kind, targetId: id, role });
+          granted.push({ kind, id, role });
+        }
+        return print(io, {
+          id: user._id,
+          email: user.email,
+          name: user.name,
+          memberships: granted,
+          ...(values.password === undefined ? { password, note: 'The password is shown only now; it is stored as a hash.' } : {}),
+        });
       }
       case 'key create': {
         if (Boolean(values.workspace) === Boolean(values.partner)) throw new UsageError('key create needs exactly one of --workspace ID or --partner ID');

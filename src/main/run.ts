@@ -8,7 +8,7 @@ import type { Service } from './service.ts';
 import { buildApi } from './api.ts';
 import { buildRedirect } from './redirect.ts';
 import { buildWorker } from './worker.ts';
-import { seedDemo } from './demo.ts';
+import { seedDemo, type DemoTenants } from './demo.ts';
 import type { DevDb } from '../devdb/index.ts';
 import { startDevDbThread } from '../devdb/thread.ts';
 
@@ -66,6 +66,7 @@ async function main(): Promise<void> {
   if (name === 'all-in-one' && api) {
     const demo = await seedDemo(infra.stores, api.keys, config.rateLimit.workspacePerMinute);
     if (demo) printDemo(demo, config.publicApiUrl);
+    else console.log(`\nLinkplane is running. Dashboard: ${config.publicApiUrl}/dashboard/ (the demo sign-in was printed at the first start; more users: npx linkplane user create)\n`);
   }
 
   let stopping = false;
@@ -88,9 +89,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-function printDemo(demo: { workspaceId: string; partnerId: string; workspaceKey: string; partnerKey: string }, apiUrl: string): void {
+function printDemo(demo: DemoTenants, apiUrl: string): void {
   console.log(`
-Linkplane is running. A demo workspace and partner were created; their keys are shown only this once:
+Linkplane is running. A demo workspace and partner were created; their keys and the password are shown only this once:
+
+  Dashboard: ${apiUrl}/dashboard/
+  Sign in as ${demo.email}  password: ${demo.password}
 
   workspace ${demo.workspaceId}  key: ${demo.workspaceKey}
   partner   ${demo.partnerId}  key: ${demo.partnerKey}
@@ -98,6 +102,7 @@ Linkplane is running. A demo workspace and partner were created; their keys are 
   curl -H 'Authorization: Bearer ${demo.workspaceKey}' ${apiUrl}/v1/workspace
 
 More keys: npx linkplane key create --workspace ${demo.workspaceId} --scopes all
+More users: npx linkplane user create --email you@example.com --workspace ${demo.workspaceId} --role owner
 `);
 }
 
