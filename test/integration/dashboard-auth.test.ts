@@ -1,0 +1,307 @@
+import { expect } from 'chai';
+import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
+import { testEnv } from '../helpers/env.ts';
+import { startApi, type RunningApi } from '../helpers/api.ts';
+import { Tenants, bearer } from '../helpers/tenants.ts';
+import { Browser, Users, expectError } from '../helpers/users.ts';
+import type { WorkspaceDoc } from '../../src/workspace/workspace.store.ts';
+
+describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', function () {
+  this.timeout(60_000);
+  let mongo: TestMongo;
+  let api: RunningApi;
+  let tenants: Tenants;
+  let users: Users;
+  let workspace: WorkspaceDoc;
+  let other: WorkspaceDoc;
+  let partnerId: string;
+  let ipCounter = 0;
+  /** Each test signs in from an address of its own, so the per-address limit of one test never meets another's. */
+  const freshIp = () => `203.0.113.${++ipCounter}`;
+  const browser = (ip = freshIp()) => {
+    const b = new Browser(api.url);
+    const request = b.request.bind(b);
+    b.request = (method, path, options = {}) => request(method, path, { ...options, headers: { 'X-Forwarded-For': ip, ...options.headers } });
+    return b;
+  };
+
+  before(async () => {
+    mongo = await startTestMongo();
+    api = await startApi(testEnv(mongo, { TRUSTED_PROXY_HOPS: '1', SIGN_IN_MAX_ATTEMPTS: '3', SIGN_IN_MAX_ATTEMPTS_PER_IP: '6' }));
+    tenants = await Tenants.open(mongo);
+    users = new Users(tenants.client, mongo.dbName);
+    partnerId = await tenants.aPartner();
+    workspace = await tenants.aWorkspace({ name: 'Acme shop', partner_id: partnerId });
+    other = await tenants.aWorkspace({ name: 'Someone else' });
+  });
+
+  after(async () => {
+    await tenants?.close();
+    await api?.stop();
+    await mongo?.stop();
+  });
+
+  it('signs in with e-mail and password: the session, an HttpOnly SameSite=Lax cookie, answers never cached', async () => {
+    const owner = await users.aUser({ name: 'Olive Owner', in: [{ kind: 'workspace', id: workspace._id, role: 'owner' }, { kind: 'partner', id: partnerId, role: 'member' }] });
+    const b = browser();
+    const res = await b.signIn(owner.email.toUpperCase(), owner.password);
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.user).to.deep.equal({ id: owner._id, email: owner.email, name: 'Olive Owner' });
+    expect(res.body.memberships).to.have.deep.members([
+      { kind: 'workspace', id: workspace._id, name: 'Acme shop', role: 'owner' },
+      { kind: 'partner', id: partnerId, name: 'Partner Co', role: 'member' },
+    ]);
+    expect(res.body.csrf_token).to.be.a('string').with.length.above(30);
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('lp_session='))!;
+    expect(cookie).to.match(/; HttpOnly/).and.match(/; SameSite=Lax/).and.match(/; Path=\//);
+    // The public API URL is http://localhost (development): no Secure attribute, or the browser would drop it.
+    expect(cookie).not.to.match(/Secure/);
+    expect(res.headers.get('cache-control')).to.equal('no-store');
+    expect(res.headers.get('vary')).to.match(/Cookie/);
+
+    const session = await b.request('GET', '/auth/session');
+    expect(session.status).to.equal(200);
+    expect(session.body.user).to.deep.equal(res.body.user);
+    expect(session.body.csrf_token).to.equal(res.body.csrf_token);
+  });
+
+  it('answers a wrong password and an unknown user the same 401, and sets no cookie', async () => {
+    const user = await users.aUser();
+    const wrong = await browser().request('POST', '/auth/sign-in', { body: { email: user.email, password: 'not-the-password' } });
+    const unknown = await browser().request('POST', '/auth/sign-in', { body: { email: 'nobody@example.com', password: 'not-the-password' } });
+    expectError(wrong, 401, 'unauthorized');
+    expectError(unknown, 401, 'unauthorized');
+    expect(unknown.body).to.deep.equal(wrong.body);
+    expect(wrong.headers.getSetCookie()).to.deep.equal([]);
+    expect(unknown.headers.getSetCookie()).to.deep.equal([]);
+  });
+
+  it('answers 401 for the session without a cookie or with an unknown one', async () => {
+    expectError(await browser().request('GET', '/auth/session'), 401, 'unauthorized');
+    const forged = browser();
+    forged.cookies.set('lp_session', 'x'.repeat(43));
+    expectError(await forged.request('GET', '/auth/session'), 401, 'unauthorized');
+  });
+
+  it('validates /auth bodies with the error envelope', async () => {
+    const b = browser();
+    const missing = await b.request('POST', '/auth/sign-in', { body: { email: 'a@example.com' } });
+    expectError(missing, 422, 'validation_failed');
+    const extra = await b.request('POST', '/auth/sign-in', { body: { email: 'a@example.com', password: 'x', admin: true } });
+    expectError(extra, 422, 'validation_failed');
+    const notJson = await b.request('POST', '/auth/sign-in', { headers: { 'Content-Type': 'text/plain' }, body: 'x' });
+    expectError(notJson, 400, 'invalid_request');
+    const big = await b.request('POST', '/auth/sign-in', { body: { email: 'a@example.com', password: 'x'.repeat(2_000_000) } });
+    expectError(big, 413, 'invalid_request');
+    expectError(await b.request('GET', '/auth/nothing-here'), 404, 'not_found');
+    expectError(await b.request('PUT', '/auth/session'), 405, 'invalid_request');
+  });
+
+  it('refuses a state-changing request without the CSRF token, with a wrong one, or from another origin (403)', async () => {
+    const user = await users.aUser();
+    const b = browser();
+    await b.signIn(user.email, user.password);
+    const missing = await b.request('POST', '/auth/sign-out', { csrf: false });
+    expectError(missing, 403, 'forbidden');
+    expect(missing.body.error!.message).to.match(/CSRF/);
+    expectError(await b.request('POST', '/auth/sign-out', { headers: { 'X-CSRF-Token': 'x'.repeat(43) } }), 403, 'forbidden');
+    const foreign = await b.request('POST', '/auth/sign-out', { origin: 'https://evil.example' });
+    expectError(foreign, 403, 'forbidden');
+    expect(foreign.body.error!.message).to.match(/CSRF/);
+    // Sign-in has no session yet: only Origin is checked.
+    expectError(await browser().request('POST', '/auth/sign-in', { body: { email: user.email, password: user.password }, origin: 'https://evil.example' }), 403, 'forbidden');
+    // Still signed in after all of that.
+    expect((await b.request('GET', '/auth/session')).status).to.equal(200);
+  });
+
+  it('signs out: 204, the cookie cleared, the session revoked even if its token is replayed', async () => {
+    const user = await users.aUser();
+    const b = browser();
+    await b.signIn(user.email, user.password);
+    const token = b.cookies.get('lp_session')!;
+    const out = await b.request('POST', '/auth/sign-out');
+    expect(out.status, out.text).to.equal(204);
+    expect(b.cookies.has('lp_session')).to.equal(false);
+    const replay = browser();
+    replay.cookies.set('lp_session', token);
+    expectError(await replay.request('GET', '/auth/session'), 401, 'unauthorized');
+  });
+
+  it('lists the user’s sessions and revokes another one: that one is then 401', async () => {
+    const user = await users.aUser();
+    const laptop = browser();
+    const phone = browser();
+    await laptop.signIn(user.email, user.password);
+    await phone.request('POST', '/auth/sign-in', { body: { email: user.email, password: user.password }, headers: { 'User-Agent': 'PhoneBrowser/1.0' } });
+    const list = await laptop.request('GET', '/auth/sessions');
+    expect(list.status).to.equal(200);
+    const sessions = list.body.data as Array<{ id: string; current: boolean; user_agent: string | null; ip: string | null; created_at: string; last_seen_at: string }>;
+    expect(sessions).to.have.length(2);
+    expect(sessions.filter((s) => s.current)).to.have.length(1);
+    const phoneSession = sessions.find((s) => !s.current)!;
+    expect(phoneSession.user_agent).to.equal('PhoneBrowser/1.0');
+    expect(phoneSession.ip).to.match(/^203\.0\.113\./);
+    // Another user cannot revoke it.
+    const stranger = browser();
+    const strangerUser = await users.aUser();
+    await stranger.signIn(strangerUser.email, strangerUser.password);
+    expectError(await stranger.request('DELETE', `/auth/sessions/${phoneSession.id}`), 404, 'not_found');
+    expect((await laptop.request('DELETE', `/auth/sessions/${phoneSession.id}`)).status).to.equal(204);
+    expectError(await phone.request('GET', '/auth/session'), 401, 'unauthorized');
+    expect((await laptop.request('GET', '/auth/session')).status).to.equal(200);
+  });
+
+  it('changes the password: the old one stops working and every other session is signed out', async () => {
+    const user = await users.aUser();
+    const here = browser();
+    const elsewhere = browser();
+    await here.signIn(user.email, user.password);
+    await elsewhere.signIn(user.email, user.password);
+    const wrong = await here.request('POST', '/auth/password', { body: { current_password: 'nope-nope-nope', new_password: 'a-new-long-password' } });
+    expectError(wrong, 422, 'validation_failed');
+    const short = await here.request('POST', '/auth/password', { body: { current_password: user.password, new_password: 'short' } });
+    expectError(short, 422, 'validation_failed');
+    const changed = await here.request('POST', '/auth/password', { body: { current_password: user.password, new_password: 'a-new-long-password' } });
+    expect(changed.status, changed.text).to.equal(204);
+    expect((await here.request('GET', '/auth/session')).status).to.equal(200);
+    expectError(await elsewhere.request('GET', '/auth/session'), 401, 'unauthorized');
+    expectError(await browser().signIn(user.email, user.password), 401, 'unauthorized');
+    expect((await browser().signIn(user.email, 'a-new-long-password')).status).to.equal(200);
+  });
+
+  it('limits sign-in attempts per account: 429 with Retry-After, even for the right password, from any address', async () => {
+    const user = await users.aUser();
+    for (let i = 0; i < 3; i++) expectError(await browser().signIn(user.email, 'wrong-password'), 401, 'unauthorized');
+    const limited = await browser().signIn(user.email, user.password);
+    expectError(limited, 429, 'rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).to.be.within(1, 900);
+    // Another account is not affected.
+    const fine = await users.aUser();
+    expect((await browser().signIn(fine.email, fine.password)).status).to.equal(200);
+  });
+
+  it('limits sign-in attempts per client address across accounts', async () => {
+    const ip = freshIp();
+    for (let i = 0; i < 6; i++) expectError(await browser(ip).signIn(`nobody${i}@example.com`, 'wrong-password'), 401, 'unauthorized');
+    const user = await users.aUser();
+    const limited = await browser(ip).signIn(user.email, user.password);
+    expectError(limited, 429, 'rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).to.be.above(0);
+    expect((await browser().signIn(user.email, user.password)).status).to.equal(200);
+  });
+
+  describe('/v1 with the session cookie and Linkplane-Context', () => {
+    let owner: Awaited<ReturnType<Users['aUser']>>;
+    let member: Awaited<ReturnType<Users['aUser']>>;
+
+    before(async () => {
+      owner = await users.aUser({ in: [{ kind: 'workspace', id: workspace._id, role: 'owner' }, { kind: 'partner', id: partnerId, role: 'owner' }] });
+      member = await users.aUser({ in: [{ kind: 'workspace', id: workspace._id, role: 'member' }] });
+    });
+
+    it('acts as the workspace in view; answers are private to the session (no-store, Vary: Cookie)', async () => {
+      const b = browser();
+      await b.signIn(owner.email, owner.password);
+      b.context = workspace._id;
+      const res = await b.request('GET', '/v1/workspace');
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.id).to.equal(workspace._id);
+      expect(res.headers.get('cache-control')).to.equal('no-store');
+      expect(res.headers.get('vary')).to.match(/Cookie/);
+      expect(res.headers.get('x-ratelimit-limit')).to.be.a('string');
+      const created = await b.request('POST', '/v1/links', { body: { url: 'https://example.com/from-the-dashboard' } });
+      expect(created.status, created.text).to.equal(201);
+    });
+
+    it('acts as the partner in view', async () => {
+      const b = browser();
+      await b.signIn(owner.email, owner.password);
+      b.context = partnerId;
+      const res = await b.request('GET', '/v1/partner');
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.id).to.equal(partnerId);
+      // A workspace endpoint with a partner in view: the wrong kind, as for a partner key.
+      expectError(await b.request('GET', '/v1/workspace'), 403, 'forbidden');
+    });
+
+    it('refuses a missing context, an unknown one, and a workspace the user does not belong to (403)', async () => {
+      const b = browser();
+      await b.signIn(owner.email, owner.password);
+      expectError(await b.request('GET', '/v1/workspace'), 403, 'forbidden');
+      b.context = 'not-an-id';
+      expectError(await b.request('GET', '/v1/workspace'), 403, 'forbidden');
+      b.context = other._id;
+      expectError(await b.request('GET', '/v1/workspace'), 403, 'forbidden');
+      b.context = 'ws_doesnotexist';
+      expectError(await b.request('GET', '/v1/workspace'), 403, 'forbidden');
+    });
+
+    it('requires the CSRF token and our origin on every /v1 change made with the cookie', async () => {
+      const b = browser();
+      await b.signIn(owner.email, owner.password);
+      b.context = workspace._id;
+      const body = { url: 'https://example.com/csrf' };
+      const missing = await b.request('POST', '/v1/links', { body, csrf: false });
+      expectError(missing, 403, 'forbidden');
+      expect(missing.body.error!.message).to.match(/CSRF/);
+      expectError(await b.request('POST', '/v1/links', { body, headers: { 'X-CSRF-Token': 'wrong' } }), 403, 'forbidden');
+      expectError(await b.request('POST', '/v1/links', { body, origin: 'https://evil.example' }), 403, 'forbidden');
+    });
+
+    it('answers 401 once the session is signed out', async () => {
+      const b = browser();
+      await b.signIn(owner.email, owner.password);
+      const token = b.cookies.get('lp_session')!;
+      b.context = workspace._id;
+      expect((await b.request('GET', '/v1/workspace')).status).to.equal(200);
+      await b.request('POST', '/auth/sign-out');
+      b.cookies.set('lp_session', token);
+      expectError(await b.request('GET', '/v1/workspace'), 401, 'unauthorized');
+    });
+
+    it('gives members everyday writes but not the owner’s (settings, webhooks)', async () => {
+      const b = browser();
+      await b.signIn(member.email, member.password);
+      b.context = workspace._id;
+      expect((await b.request('GET', '/v1/workspace')).status).to.equal(200);
+      expect((await b.request('POST', '/v1/links', { body: { url: 'https://example.com/member' } })).status).to.equal(201);
+      expectError(await b.request('PATCH', '/v1/workspace', { body: { conversion_tracking: true } }), 403, 'insufficient_scope');
+      expectError(await b.request('POST', '/v1/webhooks', { body: { url: 'https://example.com/hook', events: ['link.created'] } }), 403, 'insufficient_scope');
+      // The owner may.
+      const o = browser();
+      await o.signIn(owner.email, owner.password);
+      o.context = workspace._id;
+      expect((await o.request('PATCH', '/v1/workspace', { body: { conversion_tracking: true } })).status).to.equal(200);
+    });
+
+    it('leaves the bearer path as it was: a key wins over a cookie, and no session ever becomes a stored key', async () => {
+      const key = await tenants.aWorkspaceKey(other._id);
+      const b = browser();
+      await b.signIn(owner.email, owner.password);
+      b.context = workspace._id;
+      const res = await b.request('GET', '/v1/workspace', { headers: bearer(key.key) });
+      expect(res.status).to.equal(200);
+      expect(res.body.id).to.equal(other._id);
+      expect(res.headers.get('cache-control')).to.equal(null);
+      const self = await b.request('GET', '/v1/key');
+      expect(self.status).to.equal(200);
+      const sessionId = self.body.id as string;
+      expect(sessionId).to.match(/^ses_/);
+      expect(self.body.last_used_at).to.equal(null);
+      expect(await tenants.keyStore.collection.countDocuments({ _id: sessionId })).to.equal(0);
+      expect(await tenants.keyStore.collection.countDocuments({ workspace_id: workspace._id })).to.equal(0);
+    });
+  });
+
+  it('redirects / to the dashboard', async () => {
+    const res = await fetch(`${api.url}/`, { redirect: 'manual' });
+    expect(res.status).to.equal(302);
+    expect(res.headers.get('location')).to.equal('/dashboard/');
+  });
+
+  it('tells the sign-in page which methods exist here', async () => {
+    const res = await browser().request('GET', '/auth/config');
+    expect(res.status).to.equal(200);
+    expect(res.body).to.deep.equal({ password: true, link: false, oidc: false, oidc_name: null });
+  });
+});
