@@ -11,6 +11,7 @@ import { buildWorker } from './worker.ts';
 import { seedDemo, type DemoTenants } from './demo.ts';
 import type { DevDb } from '../devdb/index.ts';
 import { startDevDbThread } from '../devdb/thread.ts';
+import { startWorkerThread, WorkerThreadError, type WorkerThread } from './worker-thread.ts';
 
 const PROCESSES: readonly ProcessName[] = ['api', 'redirect', 'worker', 'all-in-one'];
 
@@ -60,7 +61,22 @@ async function main(): Promise<void> {
   const api = name === 'api' || name === 'all-in-one' ? buildApi(infra) : null;
   if (api) services.push(api);
   if (name === 'redirect' || name === 'all-in-one') services.push(buildRedirect(infra));
-  if (name === 'worker' || name === 'all-in-one') services.push(buildWorker(infra));
+  if (name === 'worker') services.push(buildWorker(infra));
+  // The all-in-one's worker runs on its own thread, so click ingestion never holds up the redirect.
+  let workerThread: WorkerThread | null = null;
+  if (name === 'all-in-one') {
+    try {
+      workerThread = await startWorkerThread(mongoUri);
+    } catch (error) {
+      await infra.close();
+      await devdb?.stop();
+      if (error instanceof WorkerThreadError && error.natsUnreachable) {
+        console.error(`linkplane ${name}: ${error.message}`);
+        process.exit(1);
+      }
+      throw error;
+    }
+  }
   for (const service of services) await service.start();
 
   if (name === 'all-in-one' && api) {
@@ -77,6 +93,7 @@ async function main(): Promise<void> {
     const deadline = Date.now() + config.shutdownTimeoutMs;
     const force = setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 5000);
     force.unref();
+    await workerThread?.stop();
     for (const service of [...services].reverse()) {
       await service.stop().catch((error: unknown) => infra.logger.error({ err: error, service: service.name }, 'stop failed'));
     }

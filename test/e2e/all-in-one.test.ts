@@ -15,6 +15,7 @@ describe('all-in-one', function () {
   let redirectUrl: string;
   let workerUrl: string;
   let proc: Spawned | null = null;
+  let workspaceKey: string;
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'lp-aio-'));
@@ -28,6 +29,8 @@ describe('all-in-one', function () {
       WORKER_PORT: String(worker),
       DEVDB_PORT: String(devdb),
       DEVDB_DATA_DIR: join(dataDir, 'devdb'),
+      // Short links on the default domain are served at the redirect's own address.
+      SHORT_LINK_BASE_URL: redirectUrl,
       NATS_URL,
       NATS_PREFIX: natsPrefix(),
       LOG_LEVEL: 'warn',
@@ -58,6 +61,7 @@ describe('all-in-one', function () {
     await waitForHttp(`${apiUrl}/readyz`, proc);
     await waitForOutput(proc, /partner\s+ptr_/);
     const keys = printedKeys(proc.output());
+    workspaceKey = keys.workspace;
 
     const res = await fetch(`${apiUrl}/v1/workspace`, { headers: { Authorization: `Bearer ${keys.workspace}` } });
     expect(res.status).to.equal(200);
@@ -97,6 +101,37 @@ describe('all-in-one', function () {
     });
     expect(cli.status, cli.stderr).to.equal(0);
     expect((JSON.parse(cli.stdout) as { data: unknown[] }).data).to.have.length(2);
+  });
+
+  async function workerCounter(name: string): Promise<number> {
+    const text = await (await fetch(`${workerUrl}/metrics`)).text();
+    return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  }
+
+  async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('publishes the events and stores the clicks of the api and redirect from its worker thread', async () => {
+    const published = await workerCounter('linkplane_outbox_published_total');
+    const ingested = await workerCounter('linkplane_clicks_ingested_total');
+    const created = await fetch(`${apiUrl}/v1/links`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${workspaceKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ url: 'https://example.com/aio', slug: 'aio-thread' }),
+    });
+    expect(created.status).to.equal(201);
+    await until('link.created published by the relay', async () => (await workerCounter('linkplane_outbox_published_total')) > published);
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${redirectUrl}/aio-thread`, { redirect: 'manual' });
+      expect(res.status).to.equal(302);
+    }
+    await until('the three clicks stored', async () => (await workerCounter('linkplane_clicks_ingested_total')) >= ingested + 3);
+    expect(await workerCounter('linkplane_clicks_ingested_total')).to.equal(ingested + 3);
   });
 
   it('says clearly when NATS is not reachable', async () => {
