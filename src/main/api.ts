@@ -59,6 +59,8 @@ import { ConversionRollup } from '../analytics/conversion-rollup.ts';
 import { Mailer } from '../webhooks/mailer.ts';
 import { AuthService } from '../users/auth.service.ts';
 import { authRoutes } from '../users/auth.routes.ts';
+import { MemberService } from '../users/member.service.ts';
+import { memberRoutes } from '../users/member.routes.ts';
 import { authDoor } from '../users/auth-door.ts';
 import { sessionPrincipal } from '../users/session-gate.ts';
 import { cookiePolicyFor } from '../users/session-cookie.ts';
@@ -245,16 +247,25 @@ export function buildApi(infra: Infra): ApiService {
       defaultRateLimits: config.rateLimit,
     },
   });
+  const members = new MemberService({
+    users: stores.users,
+    memberships: stores.memberships,
+    invites: stores.invites,
+    workspaces: stores.workspaces,
+    partners: stores.partners,
+    auth,
+    mailer,
+    logger,
+    inviteTtlMs: config.dashboard.inviteTtlMs,
+    publicApiUrl: config.publicApiUrl,
+  });
   const cookie = cookiePolicyFor(config.publicApiUrl, config.dashboard.sessionAbsoluteMs);
+  const trustedProxyHops = config.redirect.trustedProxyHops;
   const authRouter = new Router<ApiState>({ prefix: '/auth' });
-  mount(
-    authRouter,
-    authRoutes(auth, {
-      cookie,
-      trustedProxyHops: config.redirect.trustedProxyHops,
-      oidc: { enabled: config.dashboard.oidc !== null, name: config.dashboard.oidc?.name ?? '' },
-    }),
-  );
+  mount(authRouter, [
+    ...authRoutes(auth, { cookie, trustedProxyHops, oidc: { enabled: config.dashboard.oidc !== null, name: config.dashboard.oidc?.name ?? '' } }),
+    ...memberRoutes(members, { cookie, trustedProxyHops }),
+  ]);
   const authRouting = [authDoor(auth, ownOrigin), authRouter.routes() as Middleware<ApiState>, fallback(authRouter)];
   const authReads = compose<ApiContext>(authRouting);
   const authMutations = compose<ApiContext>([jsonBody(config.bodyLimitBytes), ...authRouting]);

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '../platform/ids.ts';
-import { ForbiddenError, NoSessionError, NotFoundError, SignInFailedError, SignInRateLimitedError, ValidationError } from '../platform/errors.ts';
+import { ForbiddenError, NoSessionError, NotConfiguredError, NotFoundError, SignInFailedError, SignInRateLimitedError, ValidationError } from '../platform/errors.ts';
 import { hashPassword, verifyPassword } from '../links/password.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { PasswordAttempts } from '../redirect/password-attempts.ts';
@@ -197,11 +197,11 @@ export class AuthService {
   }
 
   /**
-   * E-mails a one-time sign-in link when the address has an account; silent otherwise (the answer never tells
-   * whether an account exists). The mail is sent before answering: a broken mail server is logged, not reported.
+   * E-mails a one-time sign-in link when the address has an account; silent otherwise. The mail goes out after the
+   * answer, so neither the answer nor its timing tells whether an account exists; a mail failure is logged.
    */
   async requestSignInLink(email: string): Promise<void> {
-    if (!this.d.mailer.configured) throw new NotFoundError('sign-in by link (no SMTP_URL configured)');
+    if (!this.d.mailer.configured) throw new NotConfiguredError('Sign-in by e-mail link (SMTP_URL)');
     const user = await this.d.users.findByEmail(email);
     if (!user) return;
     const token = newToken();
@@ -218,11 +218,9 @@ export class AuthService {
       '',
       '-- Linkplane',
     ].join('\n');
-    try {
-      await this.d.mailer.send(user.email, 'Your Linkplane sign-in link', text);
-    } catch (error) {
+    this.d.mailer.send(user.email, 'Your Linkplane sign-in link', text).catch((error: unknown) => {
       this.d.logger.error({ err: error, user_id: user._id }, 'sign-in link e-mail could not be sent');
-    }
+    });
   }
 
   /** Uses a sign-in link once; null when it is unknown, used or expired. */

@@ -36,6 +36,10 @@ export class InviteStore {
     await this.collection.insertOne(doc);
   }
 
+  findById(id: string): Promise<InviteDoc | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
   findOpenByHash(hash: string, now: Date): Promise<InviteDoc | null> {
     return this.collection.findOne({ token_hash: hash, accepted_at: null, expires_at: { $gt: now } });
   }

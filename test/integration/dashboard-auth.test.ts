@@ -303,5 +303,17 @@ describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', fu
     const res = await browser().request('GET', '/auth/config');
     expect(res.status).to.equal(200);
     expect(res.body).to.deep.equal({ password: true, link: false, oidc: false, oidc_name: null });
+    expectError(await browser().request('GET', '/auth/oidc/start'), 404, 'not_found');
+  });
+
+  it('without SMTP: no sign-in links (503 not_configured), and an invitation hands its link to the owner', async () => {
+    expectError(await browser().request('POST', '/auth/sign-in/link', { body: { email: 'a@example.com' } }), 503, 'not_configured');
+    const owner = await users.aUser({ in: [{ kind: 'workspace', id: other._id, role: 'owner' }] });
+    const b = browser();
+    await b.signIn(owner.email, owner.password);
+    const res = await b.request('POST', '/auth/invites', { body: { context: other._id, email: 'later@example.com', role: 'member' } });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body.sent).to.equal(false);
+    expect(res.body.url).to.match(/\/auth\/invites\/[A-Za-z0-9_-]{43}$/);
   });
 });

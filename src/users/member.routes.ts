@@ -1,0 +1,106 @@
+import { route, type RouteSpec } from '../http/route-table.ts';
+import type { ApiContext } from '../http/context.ts';
+import { AcceptInviteBody, ContextQuery, InviteBody, MemberQuery, SessionSchema } from './auth.schemas.ts';
+import type { MemberService } from './member.service.ts';
+import { clientMeta, signedInOf } from './auth.routes.ts';
+import { setSessionCookie, type CookiePolicy } from './session-cookie.ts';
+import { NotFoundError } from '../platform/errors.ts';
+
+const TAG = 'Dashboard members';
+
+/** Members and invitations of a workspace or partner: paths relative to /auth. */
+export function memberRoutes(members: MemberService, options: { cookie: CookiePolicy; trustedProxyHops: number }): RouteSpec[] {
+  const see = (ctx: ApiContext, location: string) => {
+    ctx.status = 303;
+    ctx.redirect(location);
+  };
+  return [
+    route({
+      method: 'GET',
+      path: '/members',
+      operationId: 'listMembers',
+      tag: TAG,
+      summary: 'The members and open invitations of a workspace or partner the user belongs to',
+      auth: null,
+      query: ContextQuery,
+      responses: [{ status: 200, description: 'Members and invitations' }],
+      handler: async (ctx, { query }) => {
+        ctx.body = await members.list(signedInOf(ctx), query.context);
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/members',
+      operationId: 'removeMember',
+      tag: TAG,
+      summary: 'Remove a member (owners only; never the last owner)',
+      auth: null,
+      query: MemberQuery,
+      responses: [{ status: 204, description: 'Removed' }],
+      handler: async (ctx, { query }) => {
+        await members.remove(signedInOf(ctx), query.context, query.user_id);
+        ctx.status = 204;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/invites',
+      operationId: 'invite',
+      tag: TAG,
+      summary: 'Invite an e-mail address (owners only)',
+      auth: null,
+      body: InviteBody,
+      responses: [{ status: 201, description: 'The invitation' }],
+      handler: async (ctx, { body }) => {
+        ctx.status = 201;
+        ctx.body = await members.invite(signedInOf(ctx), body.context, body.email, body.role);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/invites/accept',
+      operationId: 'acceptInvite',
+      tag: TAG,
+      summary: 'Accept an invitation: signs in the invited address, creating its account if it has none',
+      auth: null,
+      body: AcceptInviteBody,
+      responses: [{ status: 200, description: 'The session', schema: SessionSchema }],
+      handler: async (ctx, { body }) => {
+        const input = { ...(body.name === undefined ? {} : { name: body.name }), ...(body.password === undefined ? {} : { password: body.password }) };
+        const started = await members.accept(body.token, input, clientMeta(ctx, options.trustedProxyHops));
+        if (!started) throw new NotFoundError('invitation (it may have been used or have expired)');
+        setSessionCookie(ctx, started.token, options.cookie);
+        ctx.body = started.view;
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/invites/:id',
+      operationId: 'revokeInvite',
+      tag: TAG,
+      summary: 'Withdraw an invitation (owners only)',
+      auth: null,
+      responses: [{ status: 204, description: 'Withdrawn' }],
+      handler: async (ctx, { params }) => {
+        await members.revokeInvite(signedInOf(ctx), params.id ?? '');
+        ctx.status = 204;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/invites/:token',
+      operationId: 'followInvite',
+      tag: TAG,
+      summary: 'The link in an invitation e-mail: joins at once when signed in as the invited address, else the accept page',
+      auth: null,
+      responses: [{ status: 303, description: 'To the dashboard, the accept page, or the sign-in page with error=invite_expired' }],
+      handler: async (ctx, { params }) => {
+        const token = params.token ?? '';
+        const invite = await members.findOpen(token);
+        if (!invite) return see(ctx, '/dashboard/sign-in?error=invite_expired');
+        if (ctx.state.signedIn && (await members.acceptSignedIn(ctx.state.signedIn, invite))) return see(ctx, '/dashboard/');
+        see(ctx, `/dashboard/accept-invite?token=${encodeURIComponent(token)}`);
+      },
+    }),
+  ];
+}
