@@ -65,7 +65,8 @@ export async function signInThroughForm(page: Page, apiUrl: string, account: Das
   await page.getByLabel('Password', { exact: true }).fill(account.password);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL((url) => url.pathname.startsWith('/dashboard/') && !url.pathname.startsWith('/dashboard/sign-in'));
-  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  // The first screen's heading (the navigation itself is hidden behind the Menu button on a phone).
+  await page.locator('main#main h1').waitFor();
 }
 
 export async function startDashboard(options: DashboardOptions = {}): Promise<Dashboard> {

@@ -17,7 +17,9 @@ export const ROUTES: AreaRoute[] = AREAS.flatMap((area) => area.routes);
 
 export const NAV: NavEntry[] = AREAS.flatMap((area) => area.nav);
 
-/** Where `/dashboard/` leads in each kind of context: its first navigation entry. */
+/** Where `/dashboard/` leads: a workspace's links, a partner's overview of its business. */
+const HOME: Record<ContextKind, string> = { workspace: '/links', partner: '/partner' };
+
 export function homePath(kind: ContextKind): string {
-  return NAV.find((entry) => entry.kinds.includes(kind))?.path ?? '/';
+  return HOME[kind];
 }
