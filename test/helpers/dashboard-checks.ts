@@ -1,6 +1,6 @@
 // Checks every dashboard screen's tests share: axe-core accessibility, phone-width overflow, first-load figures.
 import { createRequire } from 'node:module';
-import type { Page } from 'playwright-core';
+import type { Page, Response } from 'playwright-core';
 import type { Dashboard, DashboardUser } from './dashboard.ts';
 import { signInThroughForm } from './dashboard.ts';
 
@@ -21,7 +21,7 @@ export async function checkAccessibility(
   dashboard: Dashboard,
   url: string,
   account: DashboardUser | null,
-  prepare: (page: Page) => Promise<void> = async () => undefined,
+  prepare: (page: Page) => Promise<void> = () => Promise.resolve(),
   viewport = { width: 1280, height: 900 },
 ): Promise<AxeViolation[]> {
   const context = await dashboard.browser.browser.newContext({ bypassCSP: true, viewport });
@@ -40,15 +40,15 @@ export async function checkAccessibility(
 export async function axeOn(page: Page): Promise<AxeViolation[]> {
   await page.addScriptTag({ path: AXE_PATH });
   // A string: the test code is type-checked without the DOM library.
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({
+  const result = await page.evaluate<AxeViolation[]>(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({
       id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')),
-    })))`)) as AxeViolation[];
+    })))`);
   return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
 /** How many pixels the page is wider than the viewport (0: no sideways scrolling). */
 export async function horizontalOverflow(page: Page): Promise<number> {
-  return (await page.evaluate('Math.max(document.documentElement.scrollWidth, document.body.scrollWidth) - document.documentElement.clientWidth')) as number;
+  return page.evaluate<number>('Math.max(document.documentElement.scrollWidth, document.body.scrollWidth) - document.documentElement.clientWidth');
 }
 
 export interface FirstLoad {
@@ -76,11 +76,11 @@ export async function firstLoad(dashboard: Dashboard, account: DashboardUser | n
       if (!answer.ok()) throw new Error(`sign-in answered ${answer.status()}: ${await answer.text()}`);
     }
     const page = await context.newPage();
-    const responses: import('playwright-core').Response[] = [];
+    const responses: Response[] = [];
     page.on('response', (response) => responses.push(response));
     await page.goto(url);
     await page.waitForSelector(readySelector);
-    const interactiveMs = (await page.evaluate('performance.now()')) as number;
+    const interactiveMs = await page.evaluate<number>('performance.now()');
     await page.waitForLoadState('networkidle');
     let jsBytes = 0;
     let jsFiles = 0;
