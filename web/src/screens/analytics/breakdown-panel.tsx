@@ -1,0 +1,74 @@
+import { DataTable } from '../../components/data-table.tsx';
+import { EmptyState } from '../../components/empty-state.tsx';
+import { ErrorBanner } from '../../components/error-banner.tsx';
+import type { Query } from '../../api.ts';
+import { DIMENSIONS, VISITOR_FILTERS, dimensionLabel } from './analytics-params.ts';
+import type { Breakdown, BreakdownRow } from './analytics-types.ts';
+import { count, money, percent } from './format.ts';
+import { useFetch } from '../../components/use-fetch.ts';
+
+interface BreakdownPanelProps {
+  base: string;
+  query: Query;
+  dimension: string;
+  partner: boolean;
+  onDimension: (dimension: string) => void;
+  /** Narrows the whole screen to one value (visitor dimensions only). */
+  onFilter: (dimension: string, value: string) => void;
+}
+
+const FILTERABLE: ReadonlySet<string> = new Set(VISITOR_FILTERS);
+
+/** Clicks per value of one dimension, most first; a value of a filterable dimension narrows the screen to it. */
+export function BreakdownPanel({ base, query, dimension, partner, onDimension, onFilter }: BreakdownPanelProps) {
+  const answer = useFetch<Breakdown>(`${base}/breakdown`, { ...query, dimension, limit: 50 });
+  const choices = DIMENSIONS.filter((d) => partner || !d.partnerOnly);
+  const label = dimensionLabel(dimension);
+  const canFilter = FILTERABLE.has(dimension) && !Object.keys(query).some((name) => FILTERABLE.has(name));
+  return (
+    <section aria-labelledby="breakdown-title" aria-busy={answer.loading ? 'true' : undefined}>
+      <div class="section-header">
+        <h2 id="breakdown-title">Breakdown</h2>
+        <label class="inline-label">
+          By
+          <select value={dimension} onChange={(e) => onDimension(e.currentTarget.value)}>
+            {choices.map((d) => (
+              <option key={d.value} value={d.value}>
+                {d.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <ErrorBanner error={answer.error} title="The breakdown could not be loaded" />
+      {answer.data && answer.data.data.length === 0 && <EmptyState title={`No clicks by ${label.toLowerCase()} in this range`} />}
+      {answer.data && answer.data.data.length > 0 && (
+        <DataTable<BreakdownRow>
+          caption={`Clicks by ${label.toLowerCase()}`}
+          rows={answer.data.data}
+          rowKey={(row) => row.value ?? '\u0000none'}
+          columns={[
+            {
+              label,
+              render: (row) =>
+                row.value === null ? (
+                  <em>none</em>
+                ) : canFilter ? (
+                  <button type="button" class="link-button" onClick={() => onFilter(dimension, row.value!)} title={`Show only ${label.toLowerCase()} ${row.value}`}>
+                    {row.value}
+                  </button>
+                ) : (
+                  <span class="cell-text">{row.value}</span>
+                ),
+            },
+            { label: 'Clicks', numeric: true, render: (row) => count(row.clicks) },
+            { label: 'Share', numeric: true, render: (row) => percent(row.share) },
+            { label: 'Unique visitors', numeric: true, render: (row) => count(row.unique_visitors) },
+            { label: 'Conversions', numeric: true, render: (row) => count(row.conversions) },
+            { label: 'Revenue', numeric: true, render: (row) => money(row.revenue) },
+          ]}
+        />
+      )}
+    </section>
+  );
+}

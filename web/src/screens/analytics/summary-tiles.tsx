@@ -1,0 +1,47 @@
+import type { Figures, Summary } from './analytics-types.ts';
+import { change, count, money, rangeText } from './format.ts';
+
+const TILES: { key: keyof Omit<Figures, 'revenue'>; label: string }[] = [
+  { key: 'clicks', label: 'Clicks' },
+  { key: 'unique_visitors', label: 'Unique visitors' },
+  { key: 'human_clicks', label: 'Human clicks' },
+  { key: 'bot_clicks', label: 'Bot clicks' },
+  { key: 'conversions', label: 'Conversions' },
+];
+
+/** The range's totals, each against the period of equal length just before. */
+export function SummaryTiles({ summary }: { summary: Summary }) {
+  const previous = summary.previous;
+  return (
+    <section aria-labelledby="summary-title">
+      <h2 id="summary-title" class="visually-hidden">
+        Summary
+      </h2>
+      <p class="range-note">
+        {rangeText(summary.range)}; compared with {rangeText({ ...previous, timezone: summary.range.timezone })}.
+      </p>
+      <dl class="tiles">
+        {TILES.map(({ key, label }) => {
+          const delta = change(summary[key], previous[key]);
+          return (
+            <div key={key} class="tile">
+              <dt>{label}</dt>
+              <dd class="tile-value" data-testid={`tile-${key}`}>
+                {count(summary[key])}
+              </dd>
+              <dd class={`tile-change tile-${delta.direction}`}>
+                {delta.text} <span class="visually-hidden">against the previous period</span>
+                <span aria-hidden="true"> vs previous</span> ({count(previous[key])})
+              </dd>
+            </div>
+          );
+        })}
+        <div class="tile">
+          <dt>Revenue</dt>
+          <dd class="tile-value">{money(summary.revenue)}</dd>
+          <dd class="tile-change">previous: {money(previous.revenue)}</dd>
+        </div>
+      </dl>
+    </section>
+  );
+}
