@@ -62,6 +62,8 @@ import { authRoutes } from '../users/auth.routes.ts';
 import { MemberService } from '../users/member.service.ts';
 import { memberRoutes } from '../users/member.routes.ts';
 import { authDoor } from '../users/auth-door.ts';
+import { dashboardKeyRoutes } from '../keys/dashboard-key.routes.ts';
+import { KeyAdminService } from '../keys/key-admin.service.ts';
 import { sessionPrincipal } from '../users/session-gate.ts';
 import { cookiePolicyFor } from '../users/session-cookie.ts';
 import { dashboardStatic } from '../dashboard/static.ts';
@@ -265,6 +267,7 @@ export function buildApi(infra: Infra): ApiService {
   mount(authRouter, [
     ...authRoutes(auth, { cookie, trustedProxyHops, oidc: { enabled: config.dashboard.oidc !== null, name: config.dashboard.oidc?.name ?? '' } }),
     ...memberRoutes(members, { cookie, trustedProxyHops }),
+    ...dashboardKeyRoutes(new KeyAdminService({ keys: stores.keys, keyService: keys, memberships: stores.memberships, bus })),
   ]);
   const authRouting = [authDoor(auth, ownOrigin), authRouter.routes() as Middleware<ApiState>, fallback(authRouter)];
   const authReads = compose<ApiContext>(authRouting);
