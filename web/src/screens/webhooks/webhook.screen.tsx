@@ -42,6 +42,13 @@ export default function WebhookScreen() {
     const timer = setTimeout(() => setLive(false), remaining);
     return () => clearTimeout(timer);
   }, [liveUntil]);
+  // Retries can turn the endpoint failing meanwhile: its status is read again as long as the log is watched.
+  const { reload: reloadWebhook } = webhook;
+  useEffect(() => {
+    if (!live) return;
+    const timer = setInterval(reloadWebhook, 2000);
+    return () => clearInterval(timer);
+  }, [live, reloadWebhook]);
   const deliveriesCaused = () => {
     setRefreshKey((k) => k + 1);
     setLiveUntil(Date.now() + LIVE_AFTER_ACTION_MS);
