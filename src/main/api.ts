@@ -61,6 +61,8 @@ import { AuthService } from '../users/auth.service.ts';
 import { authRoutes } from '../users/auth.routes.ts';
 import { MemberService } from '../users/member.service.ts';
 import { memberRoutes } from '../users/member.routes.ts';
+import { OidcClient } from '../users/oidc.ts';
+import { oidcRoutes } from '../users/oidc.routes.ts';
 import { authDoor } from '../users/auth-door.ts';
 import { dashboardKeyRoutes } from '../keys/dashboard-key.routes.ts';
 import { KeyAdminService } from '../keys/key-admin.service.ts';
@@ -268,6 +270,18 @@ export function buildApi(infra: Infra): ApiService {
     ...authRoutes(auth, { cookie, trustedProxyHops, oidc: { enabled: config.dashboard.oidc !== null, name: config.dashboard.oidc?.name ?? '' } }),
     ...memberRoutes(members, { cookie, trustedProxyHops }),
     ...dashboardKeyRoutes(new KeyAdminService({ keys: stores.keys, keyService: keys, memberships: stores.memberships, bus })),
+    ...(config.dashboard.oidc
+      ? oidcRoutes({
+          oidc: new OidcClient({ ...config.dashboard.oidc, redirectUri: `${config.publicApiUrl}/auth/oidc/callback`, secretKey: config.secretKey }),
+          auth,
+          members,
+          users: stores.users,
+          cookie,
+          trustedProxyHops,
+          publicApiUrl: config.publicApiUrl,
+          logger,
+        })
+      : []),
   ]);
   const authRouting = [authDoor(auth, ownOrigin), authRouter.routes() as Middleware<ApiState>, fallback(authRouter)];
   const authReads = compose<ApiContext>(authRouting);
