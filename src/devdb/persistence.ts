@@ -106,6 +106,7 @@ export class Persistence {
   /** Serialized size of the live documents per collection. */
   private readonly live = new Map<string, number>();
   private readonly headers = new Map<string, Uint8Array>();
+  private readonly replayHeaders = new Map<string, Doc>();
   private compaction: { tail: Buffer[]; done: Promise<void> } | undefined;
   private readonly timer: NodeJS.Timeout;
 
@@ -160,6 +161,7 @@ export class Persistence {
       }
     } finally {
       this.replaying = false;
+      this.replayHeaders.clear();
     }
     this.fd = fs.openSync(this.fileFor(this.generation), 'a');
     this.fileBytes = fs.fstatSync(this.fd).size;
@@ -206,13 +208,26 @@ export class Persistence {
     }
   }
 
+  /** A put's `{db, c}` header, decoded once per collection rather than once per document replayed. */
+  private readHeader(body: Buffer, offset: number): [Doc, number] {
+    const size = body.readInt32LE(offset);
+    if (size < 5 || offset + size > body.length) return readDoc(body, offset);
+    const bytes = body.toString('latin1', offset, offset + size);
+    let h = this.replayHeaders.get(bytes);
+    if (!h) {
+      h = readDoc(body, offset)[0];
+      this.replayHeaders.set(bytes, h);
+    }
+    return [h, offset + size];
+  }
+
   /** Applies one record's operations to the catalog. */
   private apply(body: Buffer): void {
     const catalog = this.catalog!;
     let offset = 0;
     while (offset < body.length) {
       const kind = body[offset++]!;
-      const [h, next] = readDoc(body, offset);
+      const [h, next] = kind === OP_PUT ? this.readHeader(body, offset) : readDoc(body, offset);
       offset = next;
       const db = h.db as string;
       const name = h.c as string;
