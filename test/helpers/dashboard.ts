@@ -55,6 +55,8 @@ export interface DashboardOptions {
   worker?: boolean;
   /** Also create a partner owning the workspace, with the user as its owner. */
   partner?: boolean;
+  /** The workspace's plan; business by default, which has every capability (rules, rotator...). */
+  plan?: string;
   env?: Record<string, string>;
 }
 
@@ -88,7 +90,7 @@ export async function startDashboard(options: DashboardOptions = {}): Promise<Da
   };
   try {
     const partnerId = options.partner ? await tenants.aPartner() : null;
-    const workspace = await tenants.aWorkspace({ name: 'Acme', partner_id: partnerId });
+    const workspace = await tenants.aWorkspace({ name: 'Acme', partner_id: partnerId, plan_id: options.plan ?? 'business' });
     const cli = async (args: string[]): Promise<unknown> => {
       let printed: unknown;
       const code = await runCli(args, { out: (value) => (printed = value), env: { MONGODB_URI: mongo.uri, MONGODB_DB: mongo.dbName, NATS_URL: env.NATS_URL, NATS_PREFIX: env.NATS_PREFIX } });

@@ -178,8 +178,8 @@ function LinkForm({ link, onSaved }: { link: Link | null; onSaved: (link: Link) 
           <Field label="Domain" error={failure?.fieldError('domain_id')}>
             {(control) => (
               <select {...control} name="domain_id" value={draft.domain_id} onChange={(e) => set('domain_id', e.currentTarget.value)}>
-                {!editing && <option value="">Default short domain</option>}
-                {options.domains.map((d) => (
+                {!editing && <option value="">{options.domains.find((d) => d.default)?.hostname ?? 'Default short domain'}</option>}
+                {options.domains.filter((d) => editing || !d.default).map((d) => (
                   <option key={d.id} value={d.id}>
                     {d.hostname}
                     {d.status !== 'active' && !d.default ? ` (${d.status})` : ''}
