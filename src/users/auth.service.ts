@@ -7,8 +7,8 @@ import type { PasswordAttempts } from '../redirect/password-attempts.ts';
 import type { Mailer } from '../webhooks/mailer.ts';
 import type { Principal } from '../keys/key.service.ts';
 import type { ApiKeyDoc } from '../keys/key.store.ts';
-import type { WorkspaceStore } from '../workspace/workspace.store.ts';
-import type { PartnerStore } from '../partner/partner.store.ts';
+import type { WorkspaceDoc, WorkspaceStore } from '../workspace/workspace.store.ts';
+import type { PartnerDoc, PartnerStore } from '../partner/partner.store.ts';
 import { effectivePlan } from '../workspace/plans.ts';
 import { normalizeEmail, type UserDoc, type UserStore } from './user.store.ts';
 import { checkPasswordStrength } from './accounts.ts';
@@ -127,20 +127,26 @@ export class AuthService {
   }
 
   /** The session a cookie token names, if still usable (not revoked, not idle too long, not past its lifetime). */
-  async authenticate(token: string | undefined): Promise<SignedIn | null> {
+  async session(token: string | undefined): Promise<SessionDoc | null> {
     if (!token) return null;
     const session = await this.d.sessions.findByHash(hashToken(token));
     const nowMs = this.now();
     if (!session || session.revoked_at || session.expires_at.getTime() <= nowMs || session.idle_expires_at.getTime() <= nowMs) return null;
-    const user = await this.d.users.findById(session.user_id);
-    if (!user) return null;
     if (nowMs - session.last_seen_at.getTime() >= TOUCH_INTERVAL_MS) {
       const idle = new Date(Math.min(nowMs + this.d.settings.idleTimeoutMs, session.expires_at.getTime()));
       this.d.sessions.touch(session._id, new Date(nowMs), idle).catch((error: unknown) => {
         this.d.logger.warn({ err: error, session_id: session._id }, 'could not record session use');
       });
     }
-    return { session, user };
+    return session;
+  }
+
+  /** The session and its user, for the /auth endpoints. */
+  async authenticate(token: string | undefined): Promise<SignedIn | null> {
+    const session = await this.session(token);
+    if (!session) return null;
+    const user = await this.d.users.findById(session.user_id);
+    return user ? { session, user } : null;
   }
 
   async view(signedIn: SignedIn): Promise<SessionView> {
@@ -235,12 +241,19 @@ export class AuthService {
    * The /v1 principal of a session acting in the workspace or partner `context`, as a key of the same kind would
    * give it; the synthetic key record carries the session id (the rate-limit bucket) and is never stored or listed.
    */
-  async principalFor(signedIn: SignedIn, context: string): Promise<Principal> {
-    const membership = await this.d.memberships.find(signedIn.user._id, context);
-    if (!membership) throw new ForbiddenError('Linkplane-Context names no workspace or partner this user belongs to.');
+  async principalFor(session: SessionDoc, context: string): Promise<Principal> {
+    // The membership and its workspace or partner in one round trip: this runs on every dashboard call to /v1.
+    const isWorkspace = context.startsWith('ws_');
+    const [membership, target] = await Promise.all([
+      this.d.memberships.find(session.user_id, context),
+      isWorkspace ? this.d.workspaces.findById(context) : this.d.partners.findById(context),
+    ]);
+    if (!membership || !target || membership.kind !== (isWorkspace ? 'workspace' : 'partner')) {
+      throw new ForbiddenError('Linkplane-Context names no workspace or partner this user belongs to.');
+    }
     const scopes = scopesOf(membership.role);
     const key: ApiKeyDoc = {
-      _id: signedIn.session._id,
+      _id: session._id,
       kind: membership.kind,
       workspace_id: membership.kind === 'workspace' ? context : null,
       partner_id: membership.kind === 'partner' ? context : null,
@@ -248,20 +261,18 @@ export class AuthService {
       prefix: '',
       key_hash: '',
       scopes: [...scopes],
-      created_at: signedIn.session.created_at,
-      expires_at: signedIn.session.expires_at,
+      created_at: session.created_at,
+      expires_at: session.expires_at,
       revoked_at: null,
       last_used_at: null,
     };
     const limits = this.d.settings.defaultRateLimits;
-    if (membership.kind === 'workspace') {
-      const workspace = await this.d.workspaces.findById(context);
-      if (!workspace) throw new ForbiddenError('The workspace in Linkplane-Context no longer exists.');
+    if (isWorkspace) {
+      const workspace = target as WorkspaceDoc;
       const plan = effectivePlan(workspace.plan_id, workspace.limits_override, workspace.capabilities_override);
       return { kind: 'workspace', key, scopes, workspace, plan, rateLimitPerMinute: plan.limits.rate_limit_per_minute ?? limits.workspacePerMinute };
     }
-    const partner = await this.d.partners.findById(context);
-    if (!partner) throw new ForbiddenError('The partner in Linkplane-Context no longer exists.');
+    const partner = target as PartnerDoc;
     return { kind: 'partner', key, scopes, partner, rateLimitPerMinute: partner.rate_limit_per_minute ?? limits.partnerPerMinute };
   }
 

@@ -14,13 +14,13 @@ export function sessionPrincipal(auth: AuthService, ownOrigin: string) {
   return async function principalOfSession(ctx: ApiContext, token: string): Promise<Principal> {
     // Whatever the outcome, this answer belongs to one browser's session.
     markPrivate(ctx);
-    const signedIn = await auth.authenticate(token);
-    if (!signedIn) throw new NoSessionError();
-    if (!isSafeMethod(ctx.method)) checkCsrf(ctx, signedIn.session, ownOrigin);
+    const session = await auth.session(token);
+    if (!session) throw new NoSessionError();
+    if (!isSafeMethod(ctx.method)) checkCsrf(ctx, session, ownOrigin);
     const context = ctx.get('Linkplane-Context');
     if (context === '') throw new ForbiddenError('A dashboard request needs Linkplane-Context: <workspace or partner id>.');
     if (!CONTEXT.test(context)) throw new ForbiddenError('Linkplane-Context names no workspace or partner this user belongs to.');
-    return auth.principalFor(signedIn, context);
+    return auth.principalFor(session, context);
   };
 }
 
