@@ -1,7 +1,11 @@
 // Foundation benchmark: what auth (cached key), the shared rate limit, request logging and metrics cost, measured
 // against a bare node:http server (the physical baseline) and a bare Koa app with one route (the framework floor).
 import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
-import { benchDatabase, freePort, interleaved, pairedMedian, startChild, stopChild, summarise } from './harness.ts';
+import { join } from 'node:path';
+import { benchDatabase, freePort, interleaved, pairedMedian, startChild, stopChild, summarise, type Target } from './harness.ts';
+import { UserStore } from '../src/users/user.store.ts';
+import { MembershipStore } from '../src/users/membership.store.ts';
+import { createUser, grant } from '../src/users/accounts.ts';
 
 export interface BenchOptions {
   rounds: number;
@@ -16,7 +20,12 @@ export async function foundationBench(options: BenchOptions): Promise<Record<str
   const children = [database.child];
   try {
     // A typical integration key: a few scopes, not all of them.
-    const { key } = await database.aWorkspace('bench', ['links:read', 'links:write', 'workspace:read']);
+    const { id: workspaceId, key } = await database.aWorkspace('bench', ['links:read', 'links:write', 'workspace:read']);
+    // A dashboard user of the same workspace: the cookie path of the gate, measured next to the bearer path.
+    const users = new UserStore(database.db);
+    await users.ensureIndexes();
+    const user = await createUser(users, { email: 'bench@example.com', password: 'bench-password' });
+    await grant(new MembershipStore(database.db), { exists: () => Promise.resolve(true) }, { userId: user._id, kind: 'workspace', targetId: workspaceId, role: 'member' });
     await database.close();
 
     children.push(
@@ -27,22 +36,45 @@ export async function foundationBench(options: BenchOptions): Promise<Record<str
         `http://127.0.0.1:${apiPort}/readyz`,
       ),
     );
+    // BENCH_BASELINE_ROOT: another checkout (say, the commit before a change) whose api runs in the same rounds.
+    const baselineRoot = process.env.BENCH_BASELINE_ROOT;
+    const baselinePort = baselineRoot ? await freePort() : 0;
+    if (baselineRoot) {
+      children.push(
+        await startChild(
+          join(baselineRoot, 'src/main/run.ts'),
+          ['api'],
+          { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(baselinePort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' },
+          `http://127.0.0.1:${baselinePort}/readyz`,
+        ),
+      );
+    }
+    const signIn = await fetch(`http://127.0.0.1:${apiPort}/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }),
+    });
+    const cookie = signIn.headers.getSetCookie()[0]!.split(';')[0]!;
     const body = await (await fetch(`http://127.0.0.1:${apiPort}/v1/key`, { headers: { Authorization: `Bearer ${key}` } })).text();
     children.push(await startChild('bench/servers/bare-http.ts', [], { PORT: String(httpPort), BODY: body }, `http://127.0.0.1:${httpPort}/v1/key`));
     children.push(await startChild('bench/servers/bare-koa.ts', [], { PORT: String(koaPort), BODY: body }, `http://127.0.0.1:${koaPort}/v1/key`));
 
+    const targets: Target[] = [
+      { name: 'node:http', url: `http://127.0.0.1:${httpPort}/v1/key` },
+      { name: 'koa', url: `http://127.0.0.1:${koaPort}/v1/key` },
+      { name: 'api GET /v1/key', url: `http://127.0.0.1:${apiPort}/v1/key`, headers: { Authorization: `Bearer ${key}` } },
+      { name: 'api GET /v1/key (dashboard session)', url: `http://127.0.0.1:${apiPort}/v1/key`, headers: { Cookie: cookie, 'Linkplane-Context': workspaceId } },
+    ];
+    if (baselineRoot) targets.push({ name: 'baseline api GET /v1/key', url: `http://127.0.0.1:${baselinePort}/v1/key`, headers: { Authorization: `Bearer ${key}` } });
     const samples = await interleaved(
-      [
-        { name: 'node:http', url: `http://127.0.0.1:${httpPort}/v1/key` },
-        { name: 'koa', url: `http://127.0.0.1:${koaPort}/v1/key` },
-        { name: 'api GET /v1/key', url: `http://127.0.0.1:${apiPort}/v1/key`, headers: { Authorization: `Bearer ${key}` } },
-      ],
+      targets,
       options.rounds,
       options.seconds,
       options.connections,
     );
     const rows = summarise(samples);
-    const [bare, koa, api] = rows;
+    const [bare, koa, api, session] = rows;
+    const baseline = rows[4];
     return {
       rows,
       ratios: {
@@ -51,6 +83,8 @@ export async function foundationBench(options: BenchOptions): Promise<Record<str
         koa_vs_node_http: koa!.rps / bare!.rps,
         // Each round's servers ran back to back, so a per-round ratio cancels most of the machine's drift.
         api_vs_koa_per_round_median: pairedMedian(samples.get('api GET /v1/key')!, samples.get('koa')!),
+        session_vs_api: session!.rps / api!.rps,
+        ...(baseline ? { api_vs_baseline_per_round_median: pairedMedian(samples.get('api GET /v1/key')!, samples.get('baseline api GET /v1/key')!) } : {}),
       },
       target: 'api ≥ 60 % of koa',
     };
