@@ -118,7 +118,7 @@ function cleanAction(action: RuleAction): RuleAction {
   return compact(action);
 }
 
-function cleanRule({ key: _key, ...rule }: RuleDraft): Rule {
+export function cleanRule({ key: _key, ...rule }: RuleDraft): Rule {
   const out: Rule = { enabled: rule.enabled, invert: rule.invert, match: compact(rule.match), action: cleanAction(rule.action) };
   if (rule.id) out.id = rule.id;
   if (rule.label) out.label = rule.label;
