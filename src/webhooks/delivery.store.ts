@@ -1,6 +1,7 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import type { EventType } from '../events/event-types.ts';
 import { newestFirst } from '../platform/paging.ts';
+import { InsertBatcher } from '../platform/insert-batcher.ts';
 import { RESPONSE_BODY_CAP_BYTES } from './webhook.schemas.ts';
 import { tenantFilter, type WebhookTenant } from './webhook.store.ts';
 
@@ -28,8 +29,11 @@ export interface WebhookDeliveryDoc {
 /** The `webhook_deliveries` collection: the delivery log GET /webhooks/{id}/deliveries reads. */
 export class WebhookDeliveryStore {
   readonly collection: Collection<WebhookDeliveryDoc>;
+  /** A fan-out of one event to many endpoints logs many attempts at once: one write for those of one turn. */
+  private readonly inserts: InsertBatcher<WebhookDeliveryDoc>;
   constructor(db: Db) {
     this.collection = db.collection<WebhookDeliveryDoc>('webhook_deliveries');
+    this.inserts = new InsertBatcher(this.collection);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -39,7 +43,7 @@ export class WebhookDeliveryStore {
   /** Writes one attempt; the receiver's answer body is cut to the cap, whoever the writer is. */
   async record(doc: WebhookDeliveryDoc): Promise<void> {
     const response = doc.response ? { ...doc.response, body: capBody(doc.response.body) } : null;
-    await this.collection.insertOne({ ...doc, response });
+    await this.inserts.insert({ ...doc, response });
   }
 
   /**
