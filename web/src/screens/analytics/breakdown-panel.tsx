@@ -29,16 +29,16 @@ export function BreakdownPanel({ base, query, dimension, partner, onDimension, o
     <section aria-labelledby="breakdown-title" aria-busy={answer.loading ? 'true' : undefined}>
       <div class="section-header">
         <h2 id="breakdown-title">Breakdown</h2>
-        <label class="inline-label">
-          By
-          <select value={dimension} onChange={(e) => onDimension(e.currentTarget.value)}>
+        <div class="inline-label">
+          <label for="breakdown-dimension">Break down by</label>
+          <select id="breakdown-dimension" value={dimension} onChange={(e) => onDimension(e.currentTarget.value)}>
             {choices.map((d) => (
               <option key={d.value} value={d.value}>
                 {d.label}
               </option>
             ))}
           </select>
-        </label>
+        </div>
       </div>
       <ErrorBanner error={answer.error} title="The breakdown could not be loaded" />
       {answer.data && answer.data.data.length === 0 && <EmptyState title={`No clicks by ${label.toLowerCase()} in this range`} />}

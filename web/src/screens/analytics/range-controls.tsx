@@ -49,6 +49,8 @@ export function RangeControls({ params, answeredZone, onChange }: RangeControlsP
           <select value={params.timezone} onChange={(e) => onChange({ timezone: e.currentTarget.value })}>
             <option value="">Workspace default{answeredZone && !params.timezone ? ` (${answeredZone})` : ''}</option>
             {zones.includes(here) && <option value={here}>{here} (this browser)</option>}
+            {/* A zone from a shared URL under another of its names (Asia/Kolkata, listed as Asia/Calcutta). */}
+            {params.timezone && !zones.includes(params.timezone) && <option value={params.timezone}>{params.timezone}</option>}
             {zones.map((z) => (
               <option key={z} value={z}>
                 {z}
