@@ -197,7 +197,7 @@ describe('Dashboard analytics screen', function () {
     await tile(page, 'clicks').filter({ hasText: /^1$/ }).waitFor();
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     expect(download.suggestedFilename()).to.match(/^clicks-\d{4}-\d{2}-\d{2}\.csv$/);
-    const csv = await readFile((await download.path())!, 'utf8');
+    const csv = await readFile((await download.path()), 'utf8');
     const lines = csv.trim().split(/\r?\n/);
     expect(lines[0]).to.include('link_id');
     expect(lines).to.have.length(2);
@@ -208,7 +208,7 @@ describe('Dashboard analytics screen', function () {
     await page.goto(`${dashboard.apiUrl}/dashboard/analytics?interval=7d&link_id=${other.id}`);
     await tile(page, 'clicks').filter({ hasText: /^0$/ }).waitFor();
     const [empty] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
-    expect((await readFile((await empty.path())!, 'utf8')).trim().split(/\r?\n/)).to.have.length(1);
+    expect((await readFile((await empty.path()), 'utf8')).trim().split(/\r?\n/)).to.have.length(1);
     await page.context().close();
   });
 
