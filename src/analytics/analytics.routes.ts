@@ -28,6 +28,9 @@ const pct = (x: number) => `${(x * 100).toFixed(2)} %`;
 const COMMON =
   'Answered from rollups (per UTC quarter-hour, hour and day), never from raw clicks. The range is cut into the largest ' +
   'rollup buckets it wholly contains, so every zone (offsets of 30 or 45 minutes included) is answered exactly. ' +
+  'One exception: a link\'s figures per dimension value (a link filter with a breakdown or a visitor filter) are rolled up ' +
+  'per UTC day, and the partial UTC days at the edges of the range are counted from the raw clicks, which are kept for the ' +
+  'plan\'s raw click retention. ' +
   'Filters: link filters (`link_id`, `domain_id`, `tag`, `folder_id`) combine with everything; one visitor dimension may be ' +
   'filtered per request (`country`, `device`, `os`, `browser`, `referer`, `visitor_type`, `utm_*`; a second one answers 422), ' +
   `and it combines with summary, time series, top links and breakdowns by that same dimension or by link. ` +

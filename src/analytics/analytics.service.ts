@@ -1,6 +1,8 @@
 // Answers the analytics endpoints from the rollups, never from raw clicks. Which rollups answer what:
 //   no link filter, no visitor filter  → workspace-level documents of the dimension asked (totals: '_');
-//   a link filter (link_id, domain_id, tag, folder_id) → the link-level documents of those links;
+//   a link filter (link_id, domain_id, tag, folder_id) → the workspace-level `link` cells of those links, or, for
+//                                       their figures per dimension value, their link-level documents (per UTC day)
+//                                       and raw clicks for the partial days at the range's edges;
 //   a visitor filter on dimension F   → the cells of F (workspace level, or link level under a link filter),
 //                                       restricted to the filter's values. It combines with summary, timeseries,
 //                                       top links, and breakdowns by F or by link; a breakdown by another dimension
@@ -10,8 +12,10 @@ import { ValidationError } from '../platform/errors.ts';
 import type { LinkDoc } from '../links/link.store.ts';
 import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
 import type { Plan } from '../workspace/plans.ts';
-import { Hll } from './hll.ts';
-import { TOTAL, cellValue, type Dimension } from './dimensions.ts';
+import { CELL_PRECISION, Hll, hashVisitor, registerOf } from './hll.ts';
+import { TOTAL, cellKey, cellValue, dimensionValues, isBot, type Dimension } from './dimensions.ts';
+import type { EdgeClickStore } from './edge-clicks.store.ts';
+import { fromClickDoc } from './raw-click.ts';
 import { addRevenue, type Revenue, type RollupDoc, type RollupStore } from './rollup.store.ts';
 import { GRAIN_MS, HOUR_MS, DAY_MS, decompose, isoInZone, nextPeriod, periodStart, type Granularity, type Grain, type Run } from './time.ts';
 import { rangeView, resolve, type Resolved } from './query.ts';
@@ -50,6 +54,10 @@ class Acc {
   humans: Uint8Array[] = [];
   bots: Uint8Array[] = [];
 
+  /** Register updates of visitors counted from raw clicks (packed `index << 8 | rank`, at the cells' precision). */
+  humanRegisters: number[] = [];
+  botRegisters: number[] = [];
+
   add(cell: { c?: number; b?: number; cv?: number; rev?: Revenue }, sketches: { h?: { buffer: Uint8Array }; b?: { buffer: Uint8Array } } | undefined): void {
     this.c += cell.c ?? 0;
     this.b += cell.b ?? 0;
@@ -59,15 +67,30 @@ class Acc {
     if (sketches?.b) this.bots.push(sketches.b.buffer);
   }
 
+  /** A raw click of a dimension cell: its click once rolled up (as the rollups count it), its conversions in any case. */
+  addClick(rolledUp: boolean, bot: boolean, visitorId: string, conversions: number, revenue: Revenue | undefined): void {
+    this.cv += conversions;
+    addRevenue(this.rev, revenue);
+    if (!rolledUp) return;
+    const { index, rank } = registerOf(hashVisitor(visitorId), CELL_PRECISION);
+    this.c++;
+    if (bot) {
+      this.b++;
+      this.botRegisters.push((index << 8) | rank);
+    } else this.humanRegisters.push((index << 8) | rank);
+  }
+
   clicks(bots: Resolved['bots']): number {
     return bots === 'exclude' ? this.c - this.b : bots === 'only' ? this.b : this.c;
   }
 
   uniques(bots: Resolved['bots']): number {
     const parts = bots === 'exclude' ? this.humans : bots === 'only' ? this.bots : [...this.humans, ...this.bots];
-    if (parts.length === 0) return 0;
-    const sketch = new Hll(parts[0]![1]!);
+    const registers = bots === 'exclude' ? this.humanRegisters : bots === 'only' ? this.botRegisters : [...this.humanRegisters, ...this.botRegisters];
+    if (parts.length === 0 && registers.length === 0) return 0;
+    const sketch = new Hll(parts[0]?.[1] ?? CELL_PRECISION);
     for (const p of parts) sketch.mergeBytes(p);
+    for (const r of registers) sketch.set(r >>> 8, r & 0xff);
     return sketch.estimate();
   }
 
@@ -118,6 +141,8 @@ class BucketIndex {
 
 export interface AnalyticsServiceOptions {
   rollups: RollupStore;
+  /** Raw clicks of the partial days at a range's edges, for a link's figures per dimension value. */
+  edges: EdgeClickStore;
   links: Collection<LinkDoc>;
   /** Base URL of links on the default short domain (SHORT_LINK_BASE_URL). */
   defaultBaseUrl: string;
@@ -263,35 +288,99 @@ export class AnalyticsService {
 
   /**
    * Sums the rollup cells of the scope's workspaces into each bucket, grouped by value (a breakdown), by link, by
-   * workspace, or not at all; the visitor filter restricts the cells of its dimension.
+   * workspace, or not at all; the visitor filter restricts the cells of its dimension. Which documents:
+   *   no link filter, not by link under a visitor filter → workspace-level documents (any grain);
+   *   per-link totals (a link filter or by link, no visitor filter, not by another dimension) → the workspace-level
+   *     `link` cells of those links (any grain);
+   *   a link's figures per dimension value (a link filter with a visitor filter or a breakdown, or by link under a
+   *     visitor filter) → link-level documents for the whole UTC days, raw clicks for the partial days at the edges.
    */
   private async collect(r: Resolved, buckets: readonly Bucket[], groupBy: GroupBy, dimension?: Dimension): Promise<Array<Map<string, Acc>>> {
     const out = buckets.map(() => new Map<string, Acc>());
     const index = new BucketIndex(buckets);
     const filter = r.visitor;
-    // Which documents: link level when links are chosen, or when grouping by link under a visitor filter.
-    const byLinkDocs = groupBy === 'link' && (filter !== null || r.links !== null);
-    const links: readonly string[] | null | 'all-links' = r.links ?? (byLinkDocs ? 'all-links' : null);
+    if (r.links !== null && r.links.length === 0) return out;
+    const accOf = (bucket: number, group: string): Acc => {
+      const groups = out[bucket]!;
+      let acc = groups.get(group);
+      if (!acc) groups.set(group, (acc = new Acc()));
+      return acc;
+    };
+
+    if (filter === null && groupBy !== 'value' && (r.links !== null || groupBy === 'link')) {
+      const keys = r.links ? new Set(r.links.map(cellKey)) : null;
+      const docs = this.o.rollups.read({ workspaceId: r.workspaces, links: null, dimension: 'link', runs: index.allRuns(), sketches: true, keys: keys ? [...keys] : undefined });
+      for await (const doc of docs) {
+        const bucket = index.find(doc.g, doc.t.getTime());
+        const cells = doc.v?.link;
+        if (bucket < 0 || !cells) continue;
+        const sketches = doc.s?.link;
+        for (const key in cells) {
+          if (keys && !keys.has(key)) continue;
+          accOf(bucket, groupBy === 'none' ? '' : groupBy === 'workspace' ? doc.w : cellValue(key)!).add(cells[key]!, sketches?.[key]);
+        }
+      }
+      return out;
+    }
+
+    const linkLevel = (r.links !== null && (filter !== null || groupBy === 'value')) || (groupBy === 'link' && filter !== null);
+    const links: readonly string[] | null | 'all-links' = linkLevel ? (r.links ?? 'all-links') : null;
     // Which cells: the filter's dimension, else the breakdown's, else the totals.
-    const dim: Dimension | typeof TOTAL = filter ? filter.dim : groupBy === 'value' ? dimension! : groupBy === 'link' && links === null ? 'link' : TOTAL;
-    const docs = this.o.rollups.read({ workspaceId: r.workspaces, links, dimension: dim, runs: index.allRuns(), sketches: true });
+    const dim: Dimension | typeof TOTAL = filter ? filter.dim : groupBy === 'value' ? dimension! : TOTAL;
+    const groupOf = (w: string, l: string, key: string): string => (groupBy === 'none' ? '' : groupBy === 'workspace' ? w : groupBy === 'link' ? l : key);
+    const runs = index.allRuns();
+    const docs = this.o.rollups.read({ workspaceId: r.workspaces, links, dimension: dim, runs: linkLevel ? runs.filter((run) => run.grain === 'd') : runs, sketches: true });
     for await (const doc of docs) {
       const bucket = index.find(doc.g, doc.t.getTime());
-      if (bucket < 0) continue;
-      const groups = out[bucket]!;
       const cells = doc.v?.[dim];
-      if (!cells) continue;
+      if (bucket < 0 || !cells) continue;
       const sketches = doc.s?.[dim];
       for (const key in cells) {
         if (filter && !filter.keys.has(key)) continue;
-        const group = groupBy === 'none' ? '' : groupBy === 'workspace' ? doc.w : groupBy === 'link' ? (links === null ? cellValue(key)! : doc.l) : key;
-        let acc = groups.get(group);
-        if (!acc) groups.set(group, (acc = new Acc()));
-        acc.add(cells[key]!, sketches?.[key]);
+        accOf(bucket, groupOf(doc.w, doc.l, key)).add(cells[key]!, sketches?.[key]);
+      }
+    }
+    if (!linkLevel || links === null || dim === TOTAL) return out;
+
+    // The partial UTC days at the edges, from raw clicks: counted as the rollups count them (clicks once rolled up,
+    // conversions whenever added).
+    for (const window of edgeWindows(runs)) {
+      for await (const doc of this.o.edges.read({ workspaces: r.workspaces, links, from: window.from, to: window.to })) {
+        const ms = doc.ts.getTime();
+        const bucket = bucketOf(buckets, ms);
+        if (bucket < 0) continue;
+        const click = fromClickDoc(doc);
+        const key = cellKey(dimensionValues(click)[dim]);
+        if (filter && !filter.keys.has(key)) continue;
+        accOf(bucket, groupOf(doc.workspace_id, doc.link_id, key)).addClick(doc.rolled_up === true, isBot(click.visitor.visitor_type), click.visitor.visitor_id, doc.conversions ?? 0, doc.revenue);
       }
     }
     return out;
   }
+}
+
+/** The runs finer than a day, joined where adjacent: the partial UTC days of a range's buckets. */
+function edgeWindows(runs: readonly Run[]): Array<{ from: number; to: number }> {
+  const windows: Array<{ from: number; to: number }> = [];
+  for (const run of [...runs].filter((r) => r.grain !== 'd').sort((a, b) => a.from - b.from)) {
+    const last = windows[windows.length - 1];
+    if (last && last.to >= run.from) last.to = Math.max(last.to, run.to);
+    else windows.push({ from: run.from, to: run.to });
+  }
+  return windows;
+}
+
+/** The bucket holding an instant (buckets are sorted and disjoint), or -1. */
+function bucketOf(buckets: readonly Bucket[], ms: number): number {
+  let lo = 0;
+  let hi = buckets.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (buckets[mid]!.end <= ms) lo = mid + 1;
+    else if (buckets[mid]!.start > ms) hi = mid - 1;
+    else return mid;
+  }
+  return -1;
 }
 
 function compareKeys(a: string, b: string): number {

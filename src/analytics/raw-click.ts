@@ -2,7 +2,7 @@ import type { ClickRecord } from '../clicks/click-record.ts';
 import type { ClickDoc } from '../clicks/click.store.ts';
 
 /** A stored click as the record the redirect published (the rebuild and the export read raw clicks through it). */
-export function fromClickDoc(doc: ClickDoc): ClickRecord {
+export function fromClickDoc(doc: Omit<ClickDoc, 'counted' | 'expire_at'>): ClickRecord {
   const d = doc.decision;
   return {
     id: doc._id,

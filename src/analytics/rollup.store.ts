@@ -1,9 +1,10 @@
-// The analytics rollups: per UTC quarter-hour, hour and day, the clicks (all and bots), conversions and revenue of
-// every dimension value, with a HyperLogLog sketch of the human and of the bot visitors of each. Two families of
-// documents hold them:
-//   workspace level, one document per (workspace, grain, bucket, group of dimensions): `l` is '', `d` the group
-//     ('_': the totals; 'small': the dimensions with few values; else one dimension with many values);
-//   link level, one document per (workspace, link, grain, bucket) holding every dimension: `l` the link id, `d` '*'.
+// The analytics rollups: the clicks (all and bots), conversions and revenue of every dimension value, with a
+// HyperLogLog sketch of the human and of the bot visitors of each. Two families of documents hold them:
+//   workspace level, per UTC quarter-hour, hour and day, one document per (workspace, grain, bucket, group of
+//     dimensions): `l` is '', `d` the group ('_': the totals; 'small': the dimensions with few values; else one
+//     dimension with many values, `link` among them: the per-link totals);
+//   link level, per UTC day only, one document per (workspace, link, day) holding every dimension: `l` the link id,
+//     `d` '*'.
 // Cells sit at `v.<dimension>.<value key>` ({c, b, cv, rev: {<ISO currency>: minor units}}) and their sketches at `s.<dimension>.<value key>`
 // ({h, b}: serialised sketches). Counts are `$inc`ed; sketches are read, merged and written back, which is why the
 // ingester writes a batch's rollups in one transaction (see RollupWriter.rollUp).
@@ -54,6 +55,12 @@ export interface RollupDoc {
 
 export const LINK_LEVEL = '*';
 const GRAINS: readonly Grain[] = ['q', 'h', 'd'];
+// Link-level documents (every dimension of one link) exist per UTC day only: per quarter-hour and hour they held
+// about one document per click (a long tail of links gets a click or two per quarter-hour), which no database holds
+// at tens of millions of clicks. Per-link totals at every grain are the workspace-level `link` cells; the partial
+// days at the edges of a link-filtered breakdown are counted from raw clicks (see EdgeClickStore).
+const WORKSPACE_GRAINS = ['h', 'd'] as const;
+const LINK_GRAINS = ['d'] as const;
 
 function docId(w: string, l: string, g: Grain, t: number, d: string): string {
   return `${w}|${l}|${g}|${t}|${d}`;
@@ -139,8 +146,9 @@ class BatchRollup {
   documents(): DocAcc[] {
     const out = new Map<string, DocAcc>();
     for (const q of this.quarters.values()) {
-      out.set(docId(q.w, q.l, 'q', q.t, q.d), q);
-      for (const g of ['h', 'd'] as const) {
+      const linkLevel = q.l !== '';
+      if (!linkLevel) out.set(docId(q.w, q.l, 'q', q.t, q.d), q);
+      for (const g of linkLevel ? LINK_GRAINS : WORKSPACE_GRAINS) {
         const t = bucketStart(q.t, g);
         const id = docId(q.w, q.l, g, t, q.d);
         let doc = out.get(id);
@@ -290,6 +298,8 @@ export class RollupStore {
     dimension: Dimension | typeof TOTAL;
     runs: readonly Run[];
     sketches: boolean;
+    /** Only these cells of the dimension (their keys), when few; else all. */
+    keys?: readonly string[];
   }): AsyncGenerator<RollupDoc> {
     const { workspaceId, links, dimension, runs } = query;
     if (Array.isArray(links) && links.length === 0) return;
@@ -297,8 +307,13 @@ export class RollupStore {
     const w = typeof workspaceId === 'string' ? workspaceId : { $in: [...workspaceId] };
     const base: Filter<RollupDoc> =
       links === null ? { w, l: '', d: documentGroup(dimension) } : links === 'all-links' ? { w, d: LINK_LEVEL } : { w, l: { $in: [...links] }, d: LINK_LEVEL };
-    const projection: Document = { _id: 0, w: 1, l: 1, g: 1, t: 1, [`v.${dimension}`]: 1 };
-    if (query.sketches) projection[`s.${dimension}`] = 1;
+    const projection: Document = { _id: 0, w: 1, l: 1, g: 1, t: 1 };
+    // A few chosen cells (links of a link filter) are projected one by one: a document may hold thousands.
+    const cells = query.keys && query.keys.length <= 64 ? query.keys.map((k) => `.${k}`) : [''];
+    for (const cell of cells) {
+      projection[`v.${dimension}${cell}`] = 1;
+      if (query.sketches) projection[`s.${dimension}${cell}`] = 1;
+    }
     for (const run of mergeRuns(runs)) {
       const filter: Filter<RollupDoc> = { ...base, g: run.grain, t: { $gte: new Date(run.from), $lt: new Date(run.to) } };
       for await (const doc of this.rollups.find(filter, { projection })) yield doc;

@@ -54,6 +54,7 @@ import { AlertService } from '../alerts/alert.service.ts';
 import { alertRoutes } from '../alerts/alert.routes.ts';
 import { openApiRoutes } from '../http/openapi.routes.ts';
 import { AnalyticsService } from '../analytics/analytics.service.ts';
+import { EdgeClickStore } from '../analytics/edge-clicks.store.ts';
 import { analyticsRoutes } from '../analytics/analytics.routes.ts';
 import { ConversionRollup } from '../analytics/conversion-rollup.ts';
 import { Mailer } from '../webhooks/mailer.ts';
@@ -197,7 +198,7 @@ export function buildApi(infra: Infra): ApiService {
     logger.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is on: webhook endpoints may target loopback and private addresses (development only)');
   }
 
-  const analytics = new AnalyticsService({ rollups: stores.rollups, links: stores.links.collection, defaultBaseUrl: config.shortLinkBaseUrl });
+  const analytics = new AnalyticsService({ rollups: stores.rollups, edges: new EdgeClickStore(stores.clicks.clicks), links: stores.links.collection, defaultBaseUrl: config.shortLinkBaseUrl });
 
   const routes: RouteSpec[] = [
     ...keyRoutes(),

@@ -21,6 +21,7 @@ import { DomainEvents } from '../domains/domain-events.ts';
 import { BillingJobs } from '../partner/billing-jobs.ts';
 import { AlertEvaluator, AnalyticsClickFigures } from '../alerts/alert-evaluator.ts';
 import { AnalyticsService } from '../analytics/analytics.service.ts';
+import { EdgeClickStore } from '../analytics/edge-clicks.store.ts';
 import { SubscriptionWriter } from '../partner/subscription.service.ts';
 import { RollupWriter } from '../analytics/rollup.store.ts';
 import { ClickRetention } from '../analytics/retention.ts';
@@ -161,7 +162,7 @@ export function buildWorker(infra: Infra): WorkerService {
     events: stores.events,
     workspaces: stores.workspaces,
     usage: stores.usage,
-    figures: new AnalyticsClickFigures(new AnalyticsService({ rollups: stores.rollups, links: stores.links.collection, defaultBaseUrl: config.shortLinkBaseUrl }), stores.workspaces),
+    figures: new AnalyticsClickFigures(new AnalyticsService({ rollups: stores.rollups, edges: new EdgeClickStore(stores.clicks.clicks), links: stores.links.collection, defaultBaseUrl: config.shortLinkBaseUrl }), stores.workspaces),
     mailer,
     lease: new Lease(mongo.db, 'alerts', Math.max(30_000, config.alerts.evalIntervalMs * 3)),
     logger,
