@@ -83,6 +83,11 @@ export class AuthService {
   }
 
   async signInWithPassword(email: string, password: string, meta: ClientMeta): Promise<{ token: string; view: SessionView }> {
+    return this.startSession(await this.checkPassword(email, password, meta), meta);
+  }
+
+  /** The account whose password this is, within the attempt limits; SignInFailedError (401) or 429 otherwise. */
+  async checkPassword(email: string, password: string, meta: ClientMeta): Promise<UserDoc> {
     const account = normalizeEmail(email);
     const { attemptsPerAccount, attemptsPerIp } = this.d.settings;
     // Both windows are taken before the password is checked: concurrent guesses each use up an attempt.
@@ -97,7 +102,7 @@ export class AuthService {
     if (!user || !ok) throw new SignInFailedError();
     // The account's count is cleared by its owner's success; the address's is not, or one known password would reset it.
     await attemptsPerAccount.succeed('sign-in', account);
-    return this.startSession(user, meta);
+    return user;
   }
 
   private async burnTime(password: string): Promise<false> {

@@ -1,5 +1,5 @@
 import { newId } from '../platform/ids.ts';
-import { ConflictError, ForbiddenError, NotFoundError } from '../platform/errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Mailer } from '../webhooks/mailer.ts';
 import type { WorkspaceStore } from '../workspace/workspace.store.ts';
@@ -22,6 +22,13 @@ export interface MemberServiceDeps {
   inviteTtlMs: number;
   publicApiUrl: string;
   now?: () => number;
+}
+
+/** The invited address already has an account: it signs in (password here, or first, then follows the link). */
+export class AccountExistsError extends UnauthorizedError {
+  constructor() {
+    super('This address already has an account: give its password, or sign in and open the invitation link again.');
+  }
 }
 
 export interface CreatedInvite {
@@ -148,13 +155,22 @@ export class MemberService {
   }
 
   /**
-   * Accepts from the accept page: the token proves the address, as a sign-in link does, so it signs in the
-   * address's account, or creates it (with the name and password given, if any). Null when the token is not open.
+   * Accepts from the accept page. An address without an account gets one (with the name and password given, if
+   * any): the token came to that address. An existing account must prove itself with its password, under the
+   * sign-in attempt limits (or its owner signs in first and follows the link again): the link may have been handed
+   * to the inviting owner (no SMTP), who must not gain someone's account with it. Null when the token is not open.
    */
   async accept(token: string, input: { name?: string; password?: string }, meta: ClientMeta): Promise<{ token: string; view: SessionView } | null> {
     const invite = await this.findOpen(token);
     if (!invite) return null;
-    const user = (await this.d.users.findByEmail(invite.email)) ?? (await createUser(this.d.users, { email: invite.email, name: input.name ?? null, password: input.password ?? null }));
+    const existing = await this.d.users.findByEmail(invite.email);
+    let user;
+    if (existing) {
+      if (input.password === undefined) throw new AccountExistsError();
+      user = await this.d.auth.checkPassword(invite.email, input.password, meta);
+    } else {
+      user = await createUser(this.d.users, { email: invite.email, name: input.name ?? null, password: input.password ?? null });
+    }
     if (!(await this.join(invite, user._id))) return null;
     return this.d.auth.startSession(user, meta);
   }

@@ -316,4 +316,22 @@ describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', fu
     expect(res.body.sent).to.equal(false);
     expect(res.body.url).to.match(/\/auth\/invites\/[A-Za-z0-9_-]{43}$/);
   });
+
+  it('never lets an owner holding an invitation link into the invited address’s existing account', async () => {
+    const owner = await users.aUser({ in: [{ kind: 'workspace', id: other._id, role: 'owner' }] });
+    const victim = await users.aUser({ in: [{ kind: 'workspace', id: workspace._id, role: 'owner' }] });
+    const b = browser();
+    await b.signIn(owner.email, owner.password);
+    const invite = await b.request('POST', '/auth/invites', { body: { context: other._id, email: victim.email, role: 'member' } });
+    const token = String(invite.body.url).split('/').pop()!;
+    const attacker = browser();
+    expectError(await attacker.request('POST', '/auth/invites/accept', { body: { token } }), 401, 'unauthorized');
+    expectError(await attacker.request('POST', '/auth/invites/accept', { body: { token, password: 'a-guessed-password' } }), 401, 'unauthorized');
+    expect(attacker.cookies.has('lp_session')).to.equal(false);
+    expect(await users.memberships.find(victim._id, other._id)).to.equal(null);
+    // The address's owner, with its password, accepts.
+    const accepted = await browser().request('POST', '/auth/invites/accept', { body: { token, password: victim.password } });
+    expect(accepted.status, accepted.text).to.equal(200);
+    expect((accepted.body.memberships as Array<{ id: string }>).map((m) => m.id)).to.have.members([workspace._id, other._id]);
+  });
 });
