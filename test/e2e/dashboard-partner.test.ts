@@ -1,0 +1,155 @@
+// The Partner screens in real Chromium against a real api, signed in as the owner of a partner whose client is the
+// workspace the owner also belongs to: a plan created in the UI, a client created with the keyboard alone on it,
+// suspended and reactivated, a payment recorded and partly refunded (figures checked against the API), switching
+// into a client workspace the person is a member of; axe-core and a 375 px pass on every partner screen.
+import { expect } from 'chai';
+import type { Page } from 'playwright-core';
+import { chromiumMissing } from '../helpers/browser.ts';
+import { startDashboard, type Dashboard } from '../helpers/dashboard.ts';
+import { ScreenAudit, tabTo } from '../helpers/dashboard-audit.ts';
+import { callApi } from '../helpers/http.ts';
+
+interface ApiPlan {
+  id: string;
+  name: string;
+  status: string;
+  price: { amount: number; currency: string; interval: string };
+  capabilities: string[];
+}
+
+describe('Dashboard: partner', function () {
+  this.timeout(120_000);
+
+  let dash: Dashboard;
+  let key: string;
+  let page: Page;
+  const v1 = (method: string, path: string, body?: unknown) => callApi(dash.apiUrl, method, path, { key, body });
+
+  before(async function () {
+    if (chromiumMissing()) this.skip();
+    dash = await startDashboard({ partner: true });
+    key = (await dash.tenants.aPartnerKey(dash.partnerId!)).key;
+    page = await dash.signedInPage();
+    await page.getByLabel('Workspace or partner in view').selectOption(dash.partnerId!);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Partner' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Partner' }).waitFor();
+  });
+
+  after(async () => {
+    await dash?.stop();
+  });
+
+  it('shows the partner profile with its client quota', async () => {
+    const profile = (await v1('GET', '/partner')).body as { name: string; clients: { count: number; quota: number }; billing: { stripe_ingestion_url: string } };
+    await page.getByRole('heading', { level: 2, name: profile.name }).waitFor();
+    const quota = page.getByRole('progressbar', { name: /^Clients:/ });
+    expect(await quota.getAttribute('value')).to.equal(String(profile.clients.count));
+    expect(await quota.getAttribute('max')).to.equal(String(Math.max(profile.clients.quota, 1)));
+    expect(await page.locator('dl.facts').textContent()).to.include(profile.billing.stripe_ingestion_url);
+  });
+
+  it('creates a plan', async () => {
+    await page.getByRole('navigation', { name: 'Partner pages' }).getByRole('link', { name: 'Plans' }).click();
+    await page.getByRole('heading', { name: 'No plans yet' }).waitFor();
+    await page.getByRole('button', { name: 'New plan' }).click();
+    await page.getByLabel('Plan name').fill('Starter');
+    await page.getByLabel('Price').fill('19.999');
+    await page.getByRole('button', { name: 'Create plan' }).click();
+    // Three decimals in euros is refused before anything is sent.
+    await page.getByText('An amount with at most 2 decimals').waitFor();
+    await page.getByLabel('Price').fill('19.99');
+    await page.getByLabel('Links', { exact: true }).fill('500');
+    await page.getByRole('checkbox', { name: 'webhooks' }).check();
+    await page.getByRole('button', { name: 'Create plan' }).click();
+    const row = page.getByRole('row', { name: /Starter/ });
+    await row.waitFor();
+    expect(await row.textContent()).to.include('Active').and.to.include('€19.99 per month').and.to.include('500 links');
+    const plans = (await v1('GET', '/partner/plans')).body as { data: ApiPlan[] };
+    expect(plans.data.map((p) => ({ name: p.name, price: p.price, capabilities: p.capabilities }))).to.deep.equal([
+      { name: 'Starter', price: { amount: 1999, currency: 'EUR', interval: 'month' }, capabilities: ['webhooks'] },
+    ]);
+  });
+
+  it('creates a client on the plan with the keyboard alone, suspends and reactivates it', async () => {
+    await page.getByRole('navigation', { name: 'Partner pages' }).getByRole('link', { name: 'Clients' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Clients' }).waitFor();
+    await tabTo(page, page.getByRole('button', { name: 'New client' }));
+    await page.keyboard.press('Enter');
+    await tabTo(page, page.getByLabel('Client name'));
+    await page.keyboard.type('Globex');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('ArrowDown'); // from "No plan" to Starter
+    await tabTo(page, page.getByRole('button', { name: 'Create client' }));
+    await page.keyboard.press('Enter');
+    const row = page.getByRole('row', { name: /Globex/ });
+    await row.waitFor();
+    expect(await row.textContent()).to.include('Pending').and.to.include('Starter');
+    const plans = (await v1('GET', '/partner/plans')).body as { data: ApiPlan[] };
+    const clients = (await v1('GET', '/partner/clients')).body as { data: Array<{ id: string; name: string; plan: string | null; status: string }> };
+    const globex = clients.data.find((c) => c.name === 'Globex');
+    expect(globex).to.include({ plan: plans.data[0]!.id, status: 'pending' });
+
+    await page.getByRole('button', { name: 'Suspend Globex' }).click();
+    await page.getByRole('dialog', { name: 'Suspend Globex?' }).getByRole('button', { name: 'Suspend client' }).click();
+    await row.getByText('Suspended (manual)').waitFor();
+    expect(((await v1('GET', `/partner/clients/${globex!.id}`)).body as { status: string }).status).to.equal('suspended');
+    await page.getByRole('button', { name: 'Reactivate Globex' }).click();
+    await page.getByRole('dialog', { name: 'Reactivate Globex?' }).getByRole('button', { name: 'Reactivate client' }).click();
+    await row.getByText('Subscribed').waitFor();
+    expect(((await v1('GET', `/partner/clients/${globex!.id}`)).body as { status: string }).status).to.equal('subscribed');
+  });
+
+  it('records a payment and refunds part of it', async () => {
+    await page.getByRole('navigation', { name: 'Partner pages' }).getByRole('link', { name: 'Payments' }).click();
+    await page.getByRole('button', { name: 'Record a payment' }).click();
+    await page.getByLabel('Client', { exact: true }).selectOption({ label: 'Globex' });
+    await page.getByLabel('Amount paid').fill('49.00');
+    await page.getByLabel('Reference (optional)').fill('bank-4711');
+    await page.getByRole('button', { name: 'Record payment' }).click();
+    const row = page.getByRole('row', { name: /Globex/ });
+    await row.waitFor();
+    const payments = (await v1('GET', '/partner/payments')).body as { data: Array<{ id: string; gross: number; platform_fee: number; partner_share: number; refunded: number }> };
+    expect(payments.data).to.have.length(1);
+    const payment = payments.data[0]!;
+    expect(payment.gross).to.equal(4900);
+    const euros = (minor: number) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'EUR' }).format(minor / 100);
+    expect(await row.textContent()).to.include(euros(4900)).and.to.include(euros(payment.platform_fee)).and.to.include(euros(payment.partner_share));
+
+    await page.getByRole('button', { name: /^Refund the payment of Globex/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Refund a payment' });
+    await dialog.getByLabel('Amount to refund (EUR)').fill('10');
+    await dialog.getByRole('button', { name: 'Record refund' }).click();
+    await row.getByText('Partly refunded').waitFor();
+    const after = (await v1('GET', `/partner/payments/${payment.id}`)).body as { refunded: number; status: string };
+    expect(after).to.include({ refunded: 1000, status: 'partially_refunded' });
+    expect(await row.textContent()).to.include(euros(1000));
+  });
+
+  it('passes axe-core and fits a 375 px phone on every partner screen', async () => {
+    const audit = await ScreenAudit.open(dash);
+    try {
+      await audit.page.getByLabel('Workspace or partner in view').selectOption(dash.partnerId!);
+      await audit.check('/partner', (p) => p.getByRole('progressbar'));
+      await audit.check('/partner/clients', (p) => p.getByRole('row', { name: /Globex/ }));
+      await audit.page.getByRole('button', { name: 'New client' }).click();
+      await audit.checkHere('/partner/clients with the new client form');
+      await audit.check('/partner/plans', (p) => p.getByRole('row', { name: /Starter/ }));
+      await audit.page.getByRole('button', { name: 'New plan' }).click();
+      await audit.checkHere('/partner/plans with the new plan form');
+      await audit.check('/partner/payments', (p) => p.getByRole('row', { name: /Globex/ }));
+      await audit.check('/partner/payouts', (p) => p.getByText(/No payouts for/));
+    } finally {
+      await audit.close();
+    }
+  });
+
+  it('switches into a client workspace the person is a member of', async () => {
+    await page.getByRole('navigation', { name: 'Partner pages' }).getByRole('link', { name: 'Clients' }).click();
+    // Acme is a client of the partner and the owner is one of its members; Globex has no members.
+    await page.getByRole('row', { name: /Globex/ }).waitFor();
+    expect(await page.getByRole('button', { name: 'Open Globex' }).count()).to.equal(0);
+    await page.getByRole('button', { name: 'Open Acme' }).click();
+    await page.waitForURL((url) => !url.pathname.startsWith('/dashboard/partner'));
+    expect(await page.getByLabel('Workspace or partner in view').inputValue()).to.equal(dash.workspaceId);
+  });
+});
