@@ -30,7 +30,7 @@ describe('Dashboard: partner', function () {
     dash = await startDashboard({ partner: true });
     key = (await dash.tenants.aPartnerKey(dash.partnerId!)).key;
     page = await dash.signedInPage();
-    await page.getByLabel('Workspace or partner in view').selectOption(dash.partnerId!);
+    await page.getByLabel('Workspace or partner in view').selectOption(dash.partnerId);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Partner' }).click();
     await page.getByRole('heading', { level: 1, name: 'Partner' }).waitFor();
   });
@@ -128,7 +128,7 @@ describe('Dashboard: partner', function () {
   it('passes axe-core and fits a 375 px phone on every partner screen', async () => {
     const audit = await ScreenAudit.open(dash);
     try {
-      await audit.page.getByLabel('Workspace or partner in view').selectOption(dash.partnerId!);
+      await audit.page.getByLabel('Workspace or partner in view').selectOption(dash.partnerId);
       await audit.check('/partner', (p) => p.getByRole('progressbar'));
       await audit.check('/partner/clients', (p) => p.getByRole('row', { name: /Globex/ }));
       await audit.page.getByRole('button', { name: 'New client' }).click();
