@@ -93,8 +93,10 @@ function rowBody(values: Record<string, string>, lookups: Lookups, errors: strin
 
 /** Parses a CSV with a header row; a file with a single column and no header is read as a list of URLs. */
 export function parseBulkCsv(text: string, lookups: Lookups): ParsedCsv {
-  const parsed = Papa.parse<string[]>(text.trim(), { skipEmptyLines: 'greedy' });
-  const problems = parsed.errors.filter((e) => e.type !== 'Delimiter').map((e) => `line ${(e.row ?? 0) + 1}: ${e.message}`);
+  // Blank lines are kept while parsing and dropped below, so every row keeps the line number a spreadsheet shows.
+  const parsed = Papa.parse<string[]>(text.trim(), { skipEmptyLines: false });
+  // Only broken quoting is a problem of the file; a short or long row is read cell by cell (missing cells empty).
+  const problems = parsed.errors.filter((e) => e.type === 'Quotes').map((e) => `line ${(e.row ?? 0) + 1}: ${e.message}`);
   const table = parsed.data;
   if (table.length === 0) return { rows: [], unknownColumns: [], problems: ['The file is empty.'] };
   let header = table[0]!.map((h) => h.trim().toLowerCase());
@@ -110,14 +112,16 @@ export function parseBulkCsv(text: string, lookups: Lookups): ParsedCsv {
     }
   }
   const unknownColumns = header.filter((h) => h && !(BULK_COLUMNS as readonly string[]).includes(h));
-  const rows = records.map((record, i) => {
+  const rows: BulkRow[] = [];
+  records.forEach((record, i) => {
+    if (record.every((cell) => cell.trim() === '')) return;
     const values: Record<string, string> = {};
     header.forEach((column, c) => {
       if (column) values[column] = record[c] ?? '';
     });
     const errors: string[] = [];
     const body = rowBody(values, lookups, errors);
-    return { line: firstLine + i, values, body, errors };
+    rows.push({ line: firstLine + i, values, body, errors });
   });
   return { rows, unknownColumns, problems };
 }
