@@ -20,8 +20,7 @@ const REDIRECT_ERRORS: Record<string, string> = {
   link_expired: 'That sign-in link has expired or was already used. Ask for a new one below.',
   invite_expired: 'That invitation has expired or was already used. Ask an owner to invite you again.',
   oidc_failed: 'Signing in with your identity provider did not succeed. Try again, or use your password.',
-  oidc_denied: 'Your identity provider did not allow the sign-in.',
-  no_account: 'There is no Linkplane account for that identity. Ask an owner to invite you.',
+  oidc_no_access: 'Your identity provider vouched for you, but no Linkplane account or open invitation has that e-mail. Ask an owner to invite you.',
 };
 
 export default function SignInScreen() {
