@@ -84,11 +84,43 @@ describe('Dashboard shell', function () {
     await page.context().close();
   });
 
-  it('has no serious or critical axe-core violation on the sign-in page', async () => {
+  it('accepts an invitation on the accept page: the new account is made, signed in and a member of the workspace', async () => {
+    // The owner invites through the session API (without SMTP the link comes back to the owner to pass on).
+    const owner = await dashboard.signedInPage();
+    const session = (await (await owner.request.get(`${dashboard.apiUrl}/auth/session`)).json()) as { csrf_token: string };
+    const invited = await owner.request.post(`${dashboard.apiUrl}/auth/invites`, {
+      data: { context: dashboard.workspaceId, email: 'newcomer@example.test', role: 'member' },
+      headers: { 'X-CSRF-Token': session.csrf_token, Origin: dashboard.apiUrl },
+    });
+    expect(invited.status(), await invited.text()).to.equal(201);
+    const { url } = (await invited.json()) as { url: string };
+    await owner.context().close();
+
+    const page = await freshPage();
+    await page.goto(url);
+    await page.getByRole('heading', { level: 1, name: 'Accept an invitation' }).waitFor();
+    expect(new URL(page.url()).pathname).to.equal('/dashboard/accept-invite');
+    await page.getByLabel('Your name').fill('Nina Newcomer');
+    await page.getByLabel('Password').fill('a long passphrase for nina');
+    await page.getByRole('button', { name: 'Join' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Links' }).waitFor();
+    expect(await page.getByText('Nina Newcomer').isVisible()).to.equal(true);
+    // The password chosen works for the next sign-in.
+    const again = await freshPage();
+    await signInThroughForm(again, dashboard.apiUrl, { email: 'newcomer@example.test', password: 'a long passphrase for nina' });
+    await page.context().close();
+    await again.context().close();
+  });
+
+  it('has no serious or critical axe-core violation on the sign-in and invitation pages', async () => {
     const violations = await checkAccessibility(dashboard, `${dashboard.apiUrl}/dashboard/sign-in`, null, async (page) => {
       await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
     });
     expect(violations).to.deep.equal([]);
+    const invite = await checkAccessibility(dashboard, `${dashboard.apiUrl}/dashboard/accept-invite?token=x`, null, async (page) => {
+      await page.getByRole('button', { name: 'Join' }).waitFor();
+    });
+    expect(invite, 'accept-invite page').to.deep.equal([]);
   });
 
   it('fits a 375 px wide phone: no sideways scrolling, the navigation behind a Menu button', async () => {
