@@ -143,7 +143,7 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
     const make = clickFactory(workspaceId, 42);
     const end = Date.now();
     const start = end - 90 * 86_400_000;
-    const batch = Number(process.env.BENCH_ANALYTICS_BATCH ?? 500);
+    const batch = Number(process.env.BENCH_ANALYTICS_BATCH ?? 5000);
     const fillStarted = performance.now();
     for (let i = 0; i < total; i += batch) {
       const clicks: ClickRecord[] = [];
