@@ -13,6 +13,9 @@ const RULES_DESCRIPTION =
   '`rules`, and `ip_lists` for `match.ip_list_ids`.';
 const CONVERSION_TRACKING_DESCRIPTION = 'Appends a signed click id to every destination, for conversions to be attributed; turning it on needs the plan capability `conversions`';
 const ATTRIBUTION_WINDOW_DESCRIPTION = 'Conversions reporting a click id older than this are refused as `attribution_expired`';
+const TIMEZONE_DESCRIPTION =
+  'IANA time zone name (e.g. `Europe/Paris`) the analytics endpoints answer in when a request names no `timezone`; `UTC` by default. ' +
+  'An unknown name is 422 `validation_failed`';
 
 /** PATCH /workspace: the workspace's redirect settings; each field given replaces the stored one. */
 export const WorkspaceUpdateSchema = Type.Object(
@@ -20,6 +23,7 @@ export const WorkspaceUpdateSchema = Type.Object(
     rules: Type.Optional(Type.Array(RuleSchema, { maxItems: MAX_WORKSPACE_RULES, description: RULES_DESCRIPTION })),
     conversion_tracking: Type.Optional(Type.Boolean({ description: CONVERSION_TRACKING_DESCRIPTION })),
     attribution_window_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, description: ATTRIBUTION_WINDOW_DESCRIPTION })),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: TIMEZONE_DESCRIPTION })),
   },
   { additionalProperties: false, minProperties: 1, $id: 'WorkspaceUpdate' },
 );
@@ -67,6 +71,7 @@ export const WorkspaceProfileSchema = Type.Object(
     rules: { ...LinkSchema.properties.rules, description: RULES_DESCRIPTION },
     conversion_tracking: Type.Boolean({ description: CONVERSION_TRACKING_DESCRIPTION }),
     attribution_window_days: Type.Integer({ minimum: 1, maximum: 90, description: `${ATTRIBUTION_WINDOW_DESCRIPTION} (default ${DEFAULT_ATTRIBUTION_WINDOW_DAYS})` }),
+    timezone: Type.String({ description: TIMEZONE_DESCRIPTION }),
   },
   { additionalProperties: false, $id: 'WorkspaceProfile' },
 );

@@ -13,6 +13,7 @@ import { periodOf, type UsageStore } from './usage.store.ts';
 import { DEFAULT_ATTRIBUTION_WINDOW_DAYS, type WorkspaceProfile, type WorkspaceUpdate } from './workspace.schemas.ts';
 import type { PartnerStore } from '../partner/partner.store.ts';
 import { ownerEmail } from '../platform/email.ts';
+import { canonicalZone } from '../analytics/time.ts';
 
 type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
 
@@ -83,10 +84,13 @@ export class WorkspaceService {
     requireCapabilities(principal, settingsCapabilities(patch));
     const rules = patch.rules === undefined ? undefined : withRuleIds(patch.rules);
     if (rules) await this.checkRules(workspaceId, rules);
+    const timezone = patch.timezone === undefined ? undefined : canonicalZone(patch.timezone);
+    if (timezone === null) throw new ValidationError([{ path: 'timezone', message: `"${patch.timezone}" is not an IANA time zone name` }]);
     const changes: WorkspaceSettingsChanges = {
       ...(rules !== undefined ? { rules } : {}),
       ...(patch.conversion_tracking !== undefined ? { conversion_tracking: patch.conversion_tracking } : {}),
       ...(patch.attribution_window_days !== undefined ? { attribution_window_days: patch.attribution_window_days } : {}),
+      ...(timezone !== undefined ? { timezone } : {}),
       settings_updated_at: new Date(),
     };
     const updated = await this.workspaces.updateSettings(workspaceId, changes);
@@ -148,6 +152,7 @@ export class WorkspaceService {
       rules: ws.rules ?? [],
       conversion_tracking: ws.conversion_tracking ?? false,
       attribution_window_days: ws.attribution_window_days ?? DEFAULT_ATTRIBUTION_WINDOW_DAYS,
+      timezone: ws.timezone ?? 'UTC',
     };
   }
 }

@@ -32,7 +32,7 @@ export interface WorkspaceDoc {
   timezone?: string;
 }
 
-export type WorkspaceSettingsChanges = Partial<Pick<WorkspaceDoc, 'rules' | 'conversion_tracking' | 'attribution_window_days' | 'settings_updated_at'>>;
+export type WorkspaceSettingsChanges = Partial<Pick<WorkspaceDoc, 'rules' | 'conversion_tracking' | 'attribution_window_days' | 'timezone' | 'settings_updated_at'>>;
 
 export class WorkspaceStore {
   readonly collection: Collection<WorkspaceDoc>;

@@ -127,6 +127,21 @@ describe('Workspace redirect settings over HTTP (PATCH /workspace)', function ()
       for (const bad of [0, 91, 1.5, '7']) expectInvalid(await patch(key, { attribution_window_days: bad }), 'attribution_window_days');
     });
 
+    it('sets the time zone analytics answer in by default (UTC until set), refusing a name that is not IANA', async () => {
+      const { key } = await aWorkspaceKey();
+      expect((await call('GET', '/workspace', key)).body.timezone).to.equal('UTC');
+      expect((await call('GET', '/analytics/summary', key)).body.range).to.deep.include({ timezone: 'UTC' });
+      expect((await patch(key, { timezone: 'Asia/Kolkata' })).body.timezone).to.equal('Asia/Kolkata');
+      expect((await call('GET', '/workspace', key)).body.timezone).to.equal('Asia/Kolkata');
+      // The api drops its cached copy of the key's workspace on the change it announces.
+      await until(async () => ((await call('GET', '/analytics/summary', key)).body.range as Json).timezone === 'Asia/Kolkata', 10_000, 'analytics default zone');
+      const range = (await call('GET', '/analytics/summary', key)).body.range as Json;
+      expect(range.start as string).to.match(/T00:00:00\+05:30$/);
+      expect(((await call('GET', '/analytics/summary?timezone=America/New_York', key)).body.range as Json).timezone).to.equal('America/New_York');
+      for (const bad of ['Mars/Olympus', '', 'x'.repeat(65), 5]) expectInvalid(await patch(key, { timezone: bad }), 'timezone');
+      expect((await call('GET', '/workspace', key)).body.timezone).to.equal('Asia/Kolkata');
+    });
+
     it('refuses an empty body, unknown fields and a malformed rule', async () => {
       const { key } = await aWorkspaceKey();
       expectRefused(await patch(key, {}), 422, 'validation_failed');
