@@ -161,6 +161,25 @@ describe('Dashboard: webhooks', function () {
     }
   });
 
+  it('shows a member the endpoints and their log, without the controls only owners may use', async () => {
+    const member = await dash.createUser('mia@example.test', { workspaceId: dash.workspaceId, role: 'member' });
+    const memberPage = await dash.signedInPage(member);
+    try {
+      await memberPage.goto(`${dash.apiUrl}/dashboard/webhooks`);
+      await memberPage.getByRole('link', { name: 'Acme receiver' }).click();
+      await memberPage.locator('details.delivery').first().waitFor();
+      await memberPage.getByText('Only owners send test events and change endpoints.').waitFor();
+      for (const name of ['Send test event', 'Rotate secret', 'Edit', 'Delete']) {
+        expect(await memberPage.getByRole('button', { name, exact: true }).count(), name).to.equal(0);
+      }
+      await memberPage.goto(`${dash.apiUrl}/dashboard/webhooks`);
+      await memberPage.getByRole('link', { name: 'Acme receiver' }).waitFor();
+      expect(await memberPage.getByRole('button', { name: 'Add endpoint' }).count()).to.equal(0);
+    } finally {
+      await memberPage.context().close();
+    }
+  });
+
   it('edits the events and deletes the endpoint', async () => {
     await page.getByRole('button', { name: 'Edit' }).click();
     await page.getByRole('checkbox', { name: /link\.deleted/ }).uncheck();

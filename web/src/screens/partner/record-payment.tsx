@@ -13,6 +13,7 @@ export function RecordPayment({ clients, onRecorded, onCancel }: { clients: Clie
   const [currency, setCurrency] = useState('EUR');
   const [fee, setFee] = useState('');
   const [reference, setReference] = useState('');
+  const [paidOn, setPaidOn] = useState('');
   const [localErrors, setLocalErrors] = useState<{ amount?: string; fee?: string }>({});
   const action = useAction();
   const failure = action.error instanceof ApiError ? action.error : null;
@@ -26,7 +27,14 @@ export function RecordPayment({ clients, onRecorded, onCancel }: { clients: Clie
     setLocalErrors(errors);
     if (errors.amount || errors.fee) return;
     const payment = await action.run(() =>
-      api.post<Payment>('/v1/partner/payments', { client_id: clientId, amount: gross, currency: code, processor_fee: processorFee || undefined, reference: reference.trim() || undefined }),
+      api.post<Payment>('/v1/partner/payments', {
+        client_id: clientId,
+        amount: gross,
+        currency: code,
+        processor_fee: processorFee || undefined,
+        reference: reference.trim() || undefined,
+        paid_at: paidAt(paidOn),
+      }),
     );
     if (payment) onRecorded(payment);
   };
@@ -59,6 +67,9 @@ export function RecordPayment({ clients, onRecorded, onCancel }: { clients: Clie
             {(control) => <input {...control} name="processor_fee" inputMode="decimal" value={fee} onInput={(e) => setFee(e.currentTarget.value)} />}
           </Field>
         </div>
+        <Field label="Paid on (optional)" error={failure?.fieldError('paid_at')} hint="The day the money arrived (UTC); today when left empty. It decides the month the payment counts in.">
+          {(control) => <input {...control} type="date" name="paid_on" max={today()} value={paidOn} onInput={(e) => setPaidOn(e.currentTarget.value)} />}
+        </Field>
         <Field label="Reference (optional)" error={failure?.fieldError('reference')} hint="Your own reference, such as the bank transfer id; unique.">
           {(control) => <input {...control} name="reference" maxLength={255} value={reference} onInput={(e) => setReference(e.currentTarget.value)} />}
         </Field>
@@ -73,4 +84,14 @@ export function RecordPayment({ clients, onRecorded, onCancel }: { clients: Clie
       </form>
     </article>
   );
+}
+
+function today(): string {
+  return new Date().toISOString().slice(0, 10);
+}
+
+/** A past day as noon UTC (inside that day and month in UTC); today or nothing is "now", which is never in the future. */
+function paidAt(day: string): string | undefined {
+  if (!day || day >= today()) return undefined;
+  return `${day}T12:00:00.000Z`;
 }

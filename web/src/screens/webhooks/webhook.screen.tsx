@@ -34,6 +34,8 @@ export default function WebhookScreen() {
   const [liveUntil, setLiveUntil] = useState(0);
   const [live, setLive] = useState(false);
   const action = useAction();
+  // Members read the endpoint and its log; changing it (its secret above all) is for owners.
+  const canEdit = context.role === 'owner';
 
   useEffect(() => {
     const remaining = liveUntil - Date.now();
@@ -122,9 +124,11 @@ export default function WebhookScreen() {
         <article class="notice notice-bad" aria-labelledby="failing-title">
           <h2 id="failing-title">This endpoint is failing</h2>
           <p>Every retry of a delivery failed, so it receives no new events. Events missed while it was failing are not replayed.</p>
-          <button type="button" onClick={() => void reEnable()} disabled={action.busy}>
-            Re-enable endpoint
-          </button>
+          {canEdit && (
+            <button type="button" onClick={() => void reEnable()} disabled={action.busy}>
+              Re-enable endpoint
+            </button>
+          )}
         </article>
       )}
       {!editing && !rotated && <ErrorBanner error={action.error} title="That did not work" />}
@@ -149,7 +153,8 @@ export default function WebhookScreen() {
           <code>{current.id}</code>
         </dd>
       </dl>
-      <div class="form-actions">
+      {!canEdit && <p>Only owners send test events and change endpoints.</p>}
+      <div class="form-actions" hidden={!canEdit}>
         <button type="button" onClick={() => void sendTest()} disabled={action.busy || current.status === 'failing'} aria-describedby={current.status === 'failing' ? 'failing-title' : undefined}>
           Send test event
         </button>

@@ -22,6 +22,8 @@ export default function WebhooksScreen() {
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<WebhookWithSecret | null>(null);
   const action = useAction();
+  // Members read the endpoints; creating and changing them (their secrets) is for owners.
+  const canEdit = context.role === 'owner';
 
   const create = async (value: WebhookFormValue) => {
     const answer = await action.run(() => api.post<WebhookWithSecret>('/v1/webhooks', { url: value.url, events: value.events, name: value.name || undefined }));
@@ -37,7 +39,8 @@ export default function WebhooksScreen() {
     <Page
       title="Webhooks"
       actions={
-        !creating && (
+        !creating &&
+        canEdit && (
           <button type="button" onClick={() => (setCreated(null), setCreating(true))}>
             Add endpoint
           </button>
@@ -59,8 +62,9 @@ export default function WebhooksScreen() {
       )}
       <ErrorBanner error={list.error} title="The endpoints could not be loaded" />
       {list.loading && !list.data && <p aria-busy="true">Loading endpoints…</p>}
+      {!canEdit && <p>Only owners add and change endpoints.</p>}
       {list.data && endpoints.length === 0 && !creating && (
-        <EmptyState title="No endpoints yet" action={<button type="button" onClick={() => setCreating(true)}>Add endpoint</button>}>
+        <EmptyState title="No endpoints yet" action={canEdit && <button type="button" onClick={() => setCreating(true)}>Add endpoint</button>}>
           An endpoint receives a signed POST for each event it subscribes to, instead of polling the API.
         </EmptyState>
       )}
