@@ -39,7 +39,7 @@ describe('Dashboard analytics screen', function () {
 
   before(async function () {
     if (chromiumMissing()) this.skip();
-    dashboard = await startDashboard({ redirect: true, worker: true });
+    dashboard = await startDashboard({ redirect: true, worker: true, partner: true });
     const { key } = await dashboard.tenants.aWorkspaceKey(dashboard.workspaceId);
     const create = async (url: string): Promise<Link> => {
       const res = await fetch(`${dashboard.apiUrl}/v1/links`, { method: 'POST', headers: { ...bearer(key), 'Content-Type': 'application/json' }, body: JSON.stringify({ url }) });
@@ -210,6 +210,30 @@ describe('Dashboard analytics screen', function () {
     const [empty] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     expect((await readFile((await empty.path()), 'utf8')).trim().split(/\r?\n/)).to.have.length(1);
     await page.context().close();
+  });
+
+  it('shows a partner the traffic across its clients, broken down by client', async () => {
+    const page = await dashboard.signedInPage();
+    await page.getByLabel('Workspace or partner in view').selectOption({ value: dashboard.partnerId! });
+    await page.waitForURL((url) => url.pathname === '/dashboard/partner');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Analytics' }).click();
+    await page.getByText('Traffic across every client workspace of').waitFor();
+    await tile(page, 'clicks').filter({ hasText: /^1$/ }).waitFor();
+    await page.getByLabel('Break down by').selectOption('client');
+    await page.getByRole('table', { name: 'Clicks by client' }).getByText(`Acme (${dashboard.workspaceId})`).waitFor();
+    // Top links and the raw click export are workspace features.
+    expect(await page.getByRole('button', { name: 'Export CSV' }).count()).to.equal(0);
+    expect(await page.getByRole('heading', { name: 'Top links' }).count()).to.equal(0);
+    await page.context().close();
+
+    const violations = await checkAccessibility(dashboard, `${dashboard.apiUrl}/dashboard/analytics`, dashboard.user, async (axePage) => {
+      await axePage.getByLabel('Workspace or partner in view').selectOption({ value: dashboard.partnerId! });
+      await axePage.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Analytics' }).click();
+      await tile(axePage, 'clicks').filter({ hasText: /^1$/ }).waitFor();
+      await axePage.getByLabel('Break down by').selectOption('client');
+      await axePage.getByRole('table', { name: 'Clicks by client' }).waitFor();
+    });
+    expect(violations).to.deep.equal([]);
   });
 
   it('has no serious or critical axe-core violation, with the table, filters and custom range open', async () => {

@@ -15,7 +15,7 @@ describe('Dashboard domains screen', function () {
 
   before(async function () {
     if (chromiumMissing()) this.skip();
-    dashboard = await startDashboard();
+    dashboard = await startDashboard({ partner: true });
     domains = new DomainStore(dashboard.tenants.client.db(dashboard.mongo.dbName));
   });
 
@@ -136,6 +136,20 @@ describe('Dashboard domains screen', function () {
       await page.getByLabel('Hostname').fill('x.acme-shop.com');
       await page.getByRole('button', { name: 'Connect' }).click();
       await page.getByText('Custom domains are not available on this server').waitFor();
+    });
+    expect(violations).to.deep.equal([]);
+  });
+
+  it('lists a partner its clients’ domains with their owner, and explains a refused connection', async () => {
+    await aDomain('client.example-shop.com');
+    const violations = await checkAccessibility(dashboard, `${dashboard.apiUrl}/dashboard/domains`, dashboard.user, async (page) => {
+      await page.getByLabel('Workspace or partner in view').selectOption({ value: dashboard.partnerId! });
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Domains' }).click();
+      const card = page.getByRole('article', { name: 'client.example-shop.com' });
+      await card.getByText(`Owner: client ${dashboard.workspaceId}`).waitFor();
+      await page.getByLabel('Hostname').fill('partner.example-shop.com');
+      await page.getByRole('button', { name: 'Connect' }).click();
+      await page.getByRole('alert').filter({ hasText: /not available on this server|could not be connected/ }).waitFor();
     });
     expect(violations).to.deep.equal([]);
   });

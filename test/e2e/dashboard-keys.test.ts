@@ -13,7 +13,7 @@ describe('Dashboard keys screen', function () {
 
   before(async function () {
     if (chromiumMissing()) this.skip();
-    dashboard = await startDashboard();
+    dashboard = await startDashboard({ partner: true });
   });
 
   after(async () => {
@@ -106,6 +106,26 @@ describe('Dashboard keys screen', function () {
     await page.getByRole('row').filter({ hasText: 'Made by an owner' }).waitFor();
     expect(await page.getByRole('button', { name: 'Create key' }).count()).to.equal(0);
     expect(await page.getByRole('button', { name: /Revoke/ }).count()).to.equal(0);
+    await page.context().close();
+  });
+
+  it('creates partner keys in the partner context', async () => {
+    const page = await dashboard.signedInPage();
+    await page.getByLabel('Workspace or partner in view').selectOption({ value: dashboard.partnerId! });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Keys' }).click();
+    await page.getByLabel('Name').fill('Client billing');
+    await page.getByRole('checkbox', { name: /clients:read/ }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = await page.getByLabel('Key value').inputValue();
+    expect(key).to.match(/^lpp_live_/);
+    const me = (await (await v1(key, '/v1/key')).json()) as { kind: string; partner_id: string };
+    expect(me).to.include({ kind: 'partner', partner_id: dashboard.partnerId });
+    // The workspace's list does not show it.
+    await page.getByLabel('Workspace or partner in view').selectOption({ value: dashboard.workspaceId });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('heading', { name: 'Keys', exact: true }).waitFor();
+    await page.getByLabel('Name').waitFor();
+    expect(await page.getByRole('row').filter({ hasText: 'Client billing' }).count()).to.equal(0);
     await page.context().close();
   });
 

@@ -1,3 +1,5 @@
+import { useEffect, useState } from 'preact/hooks';
+import { fetchAll } from '../../api.ts';
 import { DataTable } from '../../components/data-table.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorBanner } from '../../components/error-banner.tsx';
@@ -24,6 +26,7 @@ export function BreakdownPanel({ base, query, dimension, partner, onDimension, o
   const answer = useFetch<Breakdown>(`${base}/breakdown`, { ...query, dimension, limit: 50 });
   const choices = DIMENSIONS.filter((d) => partner || !d.partnerOnly);
   const label = dimensionLabel(dimension);
+  const clientNames = useClientNames(partner && dimension === 'client');
   const canFilter = FILTERABLE.has(dimension) && !Object.keys(query).some((name) => FILTERABLE.has(name));
   return (
     <section aria-labelledby="breakdown-title" aria-busy={answer.loading ? 'true' : undefined}>
@@ -58,7 +61,7 @@ export function BreakdownPanel({ base, query, dimension, partner, onDimension, o
                     {row.value}
                   </button>
                 ) : (
-                  <span class="cell-text">{row.value}</span>
+                  <span class="cell-text">{clientNames.get(row.value) ? `${clientNames.get(row.value)} (${row.value})` : row.value}</span>
                 ),
             },
             { label: 'Clicks', numeric: true, render: (row) => count(row.clicks) },
@@ -71,4 +74,17 @@ export function BreakdownPanel({ base, query, dimension, partner, onDimension, o
       )}
     </section>
   );
+}
+
+/** Client workspace names by id, for a partner's breakdown by client (ids alone mean little to a person). */
+function useClientNames(wanted: boolean): ReadonlyMap<string, string> {
+  const [names, setNames] = useState<ReadonlyMap<string, string>>(new Map());
+  useEffect(() => {
+    if (!wanted || names.size > 0) return;
+    fetchAll<{ id: string; name: string }>('/v1/partner/clients').then(
+      (clients) => setNames(new Map(clients.map((c) => [c.id, c.name]))),
+      () => undefined, // the ids are still shown
+    );
+  }, [wanted, names]);
+  return names;
 }
