@@ -203,6 +203,13 @@ export class SignInFailedError extends UnauthorizedError {
   }
 }
 
+/** A sign-in link that is unknown, already used or expired: the person asks for a new one. */
+export class SignInLinkExpiredError extends UnauthorizedError {
+  constructor() {
+    super('This sign-in link has expired or was already used: ask for a new one.');
+  }
+}
+
 export class NoSessionError extends UnauthorizedError {
   constructor() {
     super('Not signed in, or the session has ended: sign in again.');

@@ -1,9 +1,9 @@
 import { route, type RouteSpec } from '../http/route-table.ts';
 import type { ApiContext } from '../http/context.ts';
 import { clientIp } from '../redirect/client-ip.ts';
-import { NoSessionError } from '../platform/errors.ts';
+import { NoSessionError, SignInLinkExpiredError } from '../platform/errors.ts';
 import type { AuthService, ClientMeta, SignedIn } from './auth.service.ts';
-import { PasswordChangeBody, SessionSchema, SignInBody, SignInLinkBody } from './auth.schemas.ts';
+import { PasswordChangeBody, SessionSchema, SignInBody, SignInLinkBody, SignInLinkTokenBody } from './auth.schemas.ts';
 import { clearSessionCookie, setSessionCookie, type CookiePolicy } from './session-cookie.ts';
 
 export interface AuthRouteOptions {
@@ -75,20 +75,36 @@ export function authRoutes(auth: AuthService, options: AuthRouteOptions): RouteS
     route({
       method: 'GET',
       path: '/sign-in/link/:token',
-      operationId: 'useSignInLink',
+      operationId: 'followSignInLink',
       tag: TAG,
-      summary: 'Use a sign-in link: the session cookie, then the dashboard',
+      summary: 'The link in a sign-in e-mail: uses nothing (mail scanners open links too), leads to the page whose button signs in',
       auth: null,
-      responses: [{ status: 303, description: 'To the dashboard, or to the sign-in page with error=link_expired' }],
+      responses: [{ status: 303, description: 'To the sign-in link page, or to the sign-in page with error=link_expired' }],
       handler: async (ctx, { params }) => {
-        const started = await auth.signInWithLink(params.token ?? '', meta(ctx));
+        const token = params.token ?? '';
+        const email = await auth.signInLinkEmail(token);
         ctx.status = 303;
-        if (!started) {
+        if (email === null) {
           ctx.redirect('/dashboard/sign-in?error=link_expired');
           return;
         }
+        ctx.redirect(`/dashboard/sign-in/link?${new URLSearchParams({ token, email }).toString()}`);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/sign-in/link/consume',
+      operationId: 'useSignInLink',
+      tag: TAG,
+      summary: 'Use a sign-in link (once): the session cookie and the session',
+      auth: null,
+      body: SignInLinkTokenBody,
+      responses: [session],
+      handler: async (ctx, { body }) => {
+        const started = await auth.signInWithLink(body.token, meta(ctx));
+        if (!started) throw new SignInLinkExpiredError();
         setSessionCookie(ctx, started.token, options.cookie);
-        ctx.redirect('/dashboard/');
+        ctx.body = started.view;
       },
     }),
     route({

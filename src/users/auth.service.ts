@@ -234,6 +234,16 @@ export class AuthService {
     });
   }
 
+  /**
+   * The address an open sign-in link signs in as, using nothing: mail scanners open links before the person does,
+   * so following the link only leads to a page whose button uses it. Null when it is unknown, used or expired.
+   */
+  async signInLinkEmail(token: string): Promise<string | null> {
+    const link = await this.d.links.findOpen(hashToken(token), new Date(this.now()));
+    if (!link) return null;
+    return (await this.d.users.findById(link.user_id))?.email ?? null;
+  }
+
   /** Uses a sign-in link once; null when it is unknown, used or expired. */
   async signInWithLink(token: string, meta: ClientMeta): Promise<{ token: string; view: SessionView } | null> {
     const link = await this.d.links.consume(hashToken(token), new Date(this.now()));

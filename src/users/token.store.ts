@@ -24,6 +24,11 @@ export class SignInLinkStore {
     await this.collection.insertOne(doc);
   }
 
+  /** The link if still usable, without using it: following the e-mailed link only reads. */
+  findOpen(hash: string, now: Date): Promise<SignInLinkDoc | null> {
+    return this.collection.findOne({ _id: hash, used_at: null, expires_at: { $gt: now } });
+  }
+
   /** Marks the link used, atomically: of two concurrent uses exactly one gets the record, the other null. */
   consume(hash: string, now: Date): Promise<SignInLinkDoc | null> {
     return this.collection.findOneAndUpdate({ _id: hash, used_at: null, expires_at: { $gt: now } }, { $set: { used_at: now } }, { returnDocument: 'after' });

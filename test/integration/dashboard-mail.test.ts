@@ -39,7 +39,7 @@ describe('dashboard sign-in links and invitations by e-mail (real SMTP server)',
     expect((await new Browser(api.url).request('GET', '/auth/config')).body.link).to.equal(true);
   });
 
-  it('e-mails a one-time link that signs in and leads to the dashboard; a second use leads to the sign-in page', async () => {
+  it('e-mails a link whose opening uses nothing (mail scanners open links too); the page’s POST signs in once', async () => {
     const user = await users.aUser({ password: null });
     const b = new Browser(api.url);
     const res = await b.request('POST', '/auth/sign-in/link', { body: { email: user.email } });
@@ -47,19 +47,53 @@ describe('dashboard sign-in links and invitations by e-mail (real SMTP server)',
     expect(res.body).to.deep.equal({});
     const [, token] = await inbox.waitFor(user.email, LINK);
 
-    const used = await b.request('GET', `/auth/sign-in/link/${token}`);
-    expect(used.status).to.equal(303);
-    expect(used.headers.get('location')).to.equal('/dashboard/');
+    // A scanner follows the link first, twice: no cookie, and the link still works for the person.
+    for (let i = 0; i < 2; i += 1) {
+      const scanner = new Browser(api.url);
+      const scanned = await scanner.request('GET', `/auth/sign-in/link/${token}`);
+      expect(scanned.status).to.equal(303);
+      expect(scanner.cookies.has('lp_session')).to.equal(false);
+    }
+    const followed = await b.request('GET', `/auth/sign-in/link/${token}`);
+    expect(followed.status).to.equal(303);
+    const page = new URL(followed.headers.get('location')!, api.url);
+    expect(page.pathname).to.equal('/dashboard/sign-in/link');
+    expect(page.searchParams.get('token')).to.equal(token);
+    expect(page.searchParams.get('email')).to.equal(user.email);
+    expect(b.cookies.has('lp_session')).to.equal(false);
+
+    const used = await b.request('POST', '/auth/sign-in/link/consume', { body: { token } });
+    expect(used.status, used.text).to.equal(200);
+    expect(used.body.user).to.deep.equal({ id: user._id, email: user.email, name: user.name });
     expect(b.cookies.has('lp_session')).to.equal(true);
     const session = await b.request('GET', '/auth/session');
     expect(session.status).to.equal(200);
     expect((session.body.user as { id: string }).id).to.equal(user._id);
 
+    // Used once: posting it again is refused, following it again leads to the sign-in page.
     const again = new Browser(api.url);
+    expectError(await again.request('POST', '/auth/sign-in/link/consume', { body: { token } }), 401, 'unauthorized');
+    expect(again.cookies.has('lp_session')).to.equal(false);
     const reused = await again.request('GET', `/auth/sign-in/link/${token}`);
     expect(reused.status).to.equal(303);
     expect(reused.headers.get('location')).to.equal('/dashboard/sign-in?error=link_expired');
-    expect(again.cookies.has('lp_session')).to.equal(false);
+  });
+
+  it('signs in exactly once when the link’s button is pressed twice at once', async () => {
+    const user = await users.aUser();
+    await new Browser(api.url).request('POST', '/auth/sign-in/link', { body: { email: user.email } });
+    const [, token] = await inbox.waitFor(user.email, LINK);
+    const browsers = [new Browser(api.url), new Browser(api.url), new Browser(api.url)];
+    const answers = await Promise.all(browsers.map((b) => b.request('POST', '/auth/sign-in/link/consume', { body: { token } })));
+    expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 401, 401]);
+    expect(browsers.filter((b) => b.cookies.has('lp_session'))).to.have.length(1);
+  });
+
+  it('checks the Origin of the link’s POST, and refuses a malformed body', async () => {
+    const b = new Browser(api.url);
+    expectError(await b.request('POST', '/auth/sign-in/link/consume', { body: { token: 'x' }, origin: 'https://evil.example' }), 403, 'forbidden');
+    expectError(await b.request('POST', '/auth/sign-in/link/consume', { body: { token: 'x', email: 'a@example.com' } }), 422, 'validation_failed');
+    expectError(await b.request('POST', '/auth/sign-in/link/consume', { body: {} }), 422, 'validation_failed');
   });
 
   it('answers 202 for an unknown address too, and sends nothing', async () => {
@@ -81,9 +115,11 @@ describe('dashboard sign-in links and invitations by e-mail (real SMTP server)',
     await tenants.client.db(mongo.dbName).collection('sign_in_links').updateMany({ user_id: user._id }, { $set: { expires_at: new Date(Date.now() - 1000) } });
     const expired = await b.request('GET', `/auth/sign-in/link/${token}`);
     expect(expired.headers.get('location')).to.equal('/dashboard/sign-in?error=link_expired');
+    expectError(await b.request('POST', '/auth/sign-in/link/consume', { body: { token } }), 401, 'unauthorized');
     expect(b.cookies.has('lp_session')).to.equal(false);
     const madeUp = await b.request('GET', `/auth/sign-in/link/${'A'.repeat(43)}`);
     expect(madeUp.headers.get('location')).to.equal('/dashboard/sign-in?error=link_expired');
+    expectError(await b.request('POST', '/auth/sign-in/link/consume', { body: { token: 'A'.repeat(43) } }), 401, 'unauthorized');
   });
 
   describe('members and invitations', () => {

@@ -8,9 +8,10 @@ import { Shell } from './shell.tsx';
 
 const SignIn = lazy(() => import('./screens/auth/sign-in.screen.tsx'));
 const AcceptInvite = lazy(() => import('./screens/auth/accept-invite.screen.tsx'));
+const SignInLink = lazy(() => import('./screens/auth/sign-in-link.screen.tsx'));
 
 /** Pages that need no session. */
-const PUBLIC_PATHS = new Set([to('/sign-in'), to('/accept-invite')]);
+const PUBLIC_PATHS = new Set([to('/sign-in'), to('/sign-in/link'), to('/accept-invite')]);
 
 export function App() {
   return (
@@ -57,6 +58,7 @@ function Root() {
       <ErrorBoundary>
         <Router>
           <Route path={to('/sign-in')} component={SignIn} />
+          <Route path={to('/sign-in/link')} component={SignInLink} />
           <Route path={to('/accept-invite')} component={AcceptInvite} />
           <Route default component={Nothing} />
         </Router>

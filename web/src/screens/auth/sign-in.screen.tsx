@@ -100,8 +100,9 @@ function PasswordForm({ onSignedIn }: { onSignedIn: (session: Session) => void }
   );
 }
 
-function LinkForm() {
-  const [email, setEmail] = useState('');
+/** Asks for a sign-in link by e-mail; also offered where an expired link leads. */
+export function LinkForm({ open = false, initialEmail = '' }: { open?: boolean; initialEmail?: string }) {
+  const [email, setEmail] = useState(initialEmail);
   const [busy, setBusy] = useState(false);
   const [sent, setSent] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -122,7 +123,7 @@ function LinkForm() {
   };
 
   return (
-    <details>
+    <details open={open}>
       <summary>E-mail me a sign-in link instead</summary>
       <form onSubmit={(e) => void submit(e)} aria-label="Sign in with an e-mailed link">
         {sent ? (
