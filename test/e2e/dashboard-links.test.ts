@@ -2,13 +2,16 @@
 // rule from the rule builder) is followed over HTTP on the redirect port; edits, errors next to their fields, the QR
 // preview, CSV import, keyboard-only creation, the list's search, filters and paging, axe-core and a phone width.
 import { expect } from 'chai';
+import jsQRModule from 'jsqr';
 import type { Page } from 'playwright-core';
+import { PNG } from 'pngjs';
 import { chromiumMissing } from '../helpers/browser.ts';
 import { axeOn, horizontalOverflow } from '../helpers/dashboard-checks.ts';
 import { signInThroughForm, startDashboard, type Dashboard } from '../helpers/dashboard.ts';
 import { bearer } from '../helpers/tenants.ts';
 import { until } from '../helpers/wait.ts';
 
+const jsQR = jsQRModule.default;
 const PROBE_UA = 'Mozilla/5.0 (X11; Linux x86_64) LinkplaneProbe/1.0';
 const DESKTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
@@ -80,9 +83,39 @@ describe('Dashboard links', function () {
     // Structural types: the test code is type-checked without the DOM library.
     const width = await until(() => image.evaluate((img: { complete: boolean; naturalWidth: number }) => img.complete && img.naturalWidth > 0 && img.naturalWidth), 10_000, 'the QR image to decode');
     expect(width).to.be.greaterThan(100);
+    // What the page shows is the short link's QR code: read it back from a screenshot of the image.
+    const shot = PNG.sync.read(await image.screenshot());
+    expect(jsQR(new Uint8ClampedArray(shot.data), shot.width, shot.height)?.data).to.equal(shortUrl);
     const download = page.waitForEvent('download');
     await page.getByRole('button', { name: 'Download SVG' }).click();
     expect((await download).suggestedFilename()).to.equal('spring-qr.svg');
+  });
+
+  it('makes a tag and a folder from the editor, and the list filters by them', async () => {
+    await page.goto(`${dashboard.apiUrl}${linkPath}`);
+    await page.locator('summary', { hasText: 'Tags, folder and note' }).click();
+    await page.getByLabel('New tag').fill('promo');
+    await page.getByLabel('New tag').press('Enter');
+    await page.getByRole('checkbox', { name: 'promo' }).waitFor();
+    expect(await page.getByRole('checkbox', { name: 'promo' }).isChecked()).to.equal(true);
+    await page.getByLabel('New folder').fill('Seasonal');
+    await page.getByRole('button', { name: 'Create the folder' }).click();
+    await until(async () => (await page.getByLabel('Folder', { exact: true }).inputValue()) !== '', 10_000, 'the new folder to be selected');
+    await page.getByRole('button', { name: 'Save the link' }).click();
+    await page.getByRole('status').filter({ hasText: 'Link saved.' }).waitFor();
+
+    await page.goto(`${dashboard.apiUrl}/dashboard/links`);
+    await page.getByRole('link', { name: /\/by-keyboard$|\/spring$/ }).first().waitFor();
+    const rows = page.getByRole('region', { name: 'Links' }).locator('tbody tr');
+    await page.getByLabel('Tag', { exact: true }).selectOption({ label: 'promo' });
+    await page.waitForURL((url) => url.searchParams.has('tag'));
+    await until(async () => (await rows.count()) === 1, 10_000, 'the tag filter to narrow the list');
+    expect(await rows.first().textContent()).to.include('/spring');
+    await page.getByLabel('Tag', { exact: true }).selectOption({ label: 'All tags' });
+    await page.getByLabel('Folder', { exact: true }).selectOption({ label: 'Seasonal' });
+    await page.waitForURL((url) => url.searchParams.has('folder_id') && !url.searchParams.has('tag'));
+    await until(async () => (await rows.count()) === 1, 10_000, 'the folder filter to narrow the list');
+    expect(await rows.first().textContent()).to.include('/spring');
   });
 
   it("shows the API's validation error next to the field it names", async () => {

@@ -46,8 +46,8 @@ export default function AcceptInviteScreen() {
   return (
     <AuthFrame title="Accept an invitation">
       <p>
-        Joining signs you in. If the invited address has no account yet, the name and password below create it (both optional); an existing account keeps its own. Or{' '}
-        <a href={signInFirst}>sign in first</a> and join as that account.
+        Joining signs you in. If the invited address has no account yet, the name and password below create it. If it has one, type
+        its password (the name is then left as it is), or <a href={signInFirst}>sign in first</a>.
       </p>
       <form onSubmit={(e) => void submit(e)} aria-label="Accept the invitation">
         {error !== null && !failure?.details.length && <ErrorBanner error={error} title="Could not accept the invitation" />}

@@ -12,7 +12,7 @@ import { to } from '../../paths.ts';
 import { AbTestEditor, MobileEditor, RotatorEditor, TargetingEditor } from './link-blocks.tsx';
 import { createBody, draftOf, emptyDraft, updateBody, type LinkDraft } from './link-draft.ts';
 import { useLinkOptions } from './link-options.ts';
-import { REDIRECT_TYPES, type Link } from './link-types.ts';
+import { REDIRECT_TYPES, type Folder, type Link, type TagRef } from './link-types.ts';
 import { QrPreview } from './qr-preview.tsx';
 import { RuleBuilder } from './rule-builder.tsx';
 
@@ -209,28 +209,41 @@ function LinkForm({ link, onSaved }: { link: Link | null; onSaved: (link: Link) 
               </select>
             )}
           </Field>
-          {options.tags.length > 0 ? (
-            <fieldset>
-              <legend>Tags</legend>
-              {options.tags.map((tag) => (
-                <label key={tag.id}>
-                  <input
-                    type="checkbox"
-                    checked={draft.tag_ids.includes(tag.id)}
-                    onChange={(e) => set('tag_ids', e.currentTarget.checked ? [...draft.tag_ids, tag.id] : draft.tag_ids.filter((t) => t !== tag.id))}
-                  />
-                  {tag.name}
-                </label>
-              ))}
-              {failure?.fieldError('tag_ids', true) && (
-                <small class="field-error" role="alert">
-                  {failure.fieldError('tag_ids', true)}
-                </small>
-              )}
-            </fieldset>
-          ) : (
-            <p class="muted">No tags in this workspace yet (POST /v1/tags creates them).</p>
-          )}
+          <NewLabel
+            what="folder"
+            path="/v1/folders"
+            onCreated={(folder: Folder) => {
+              options.addFolder(folder);
+              set('folder_id', folder.id);
+            }}
+          />
+          <fieldset>
+            <legend>Tags</legend>
+            {options.tags.length === 0 && <p class="muted">No tags in this workspace yet.</p>}
+            {options.tags.map((tag) => (
+              <label key={tag.id}>
+                <input
+                  type="checkbox"
+                  checked={draft.tag_ids.includes(tag.id)}
+                  onChange={(e) => set('tag_ids', e.currentTarget.checked ? [...draft.tag_ids, tag.id] : draft.tag_ids.filter((t) => t !== tag.id))}
+                />
+                {tag.name}
+              </label>
+            ))}
+            {failure?.fieldError('tag_ids', true) && (
+              <small class="field-error" role="alert">
+                {failure.fieldError('tag_ids', true)}
+              </small>
+            )}
+          </fieldset>
+          <NewLabel
+            what="tag"
+            path="/v1/tags"
+            onCreated={(tag: TagRef) => {
+              options.addTag(tag);
+              setDraft((d) => ({ ...d, tag_ids: [...d.tag_ids, tag.id] }));
+            }}
+          />
           <Field label="Note" error={failure?.fieldError('note')}>
             {(control) => <textarea {...control} maxLength={2000} value={draft.note} onInput={(e) => set('note', e.currentTarget.value)} />}
           </Field>
@@ -320,5 +333,51 @@ function LinkForm({ link, onSaved }: { link: Link | null; onSaved: (link: Link) 
         <p>Its short URL stops working at once. Archiving keeps it working and hides it from the list instead.</p>
       </ConfirmDialog>
     </Page>
+  );
+}
+
+/**
+ * Makes a tag or folder without leaving the link (POST /v1/tags or /v1/folders) and selects it. Not a nested form
+ * (HTML forbids one): Enter in its field is kept from submitting the link.
+ */
+function NewLabel<T>({ what, path, onCreated }: { what: 'tag' | 'folder'; path: string; onCreated: (label: T) => void }) {
+  const [name, setName] = useState('');
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const create = async () => {
+    if (!name.trim()) return;
+    setBusy(true);
+    setError(null);
+    try {
+      onCreated(await api.post<T>(path, { name: name.trim() }));
+      toast(`The ${what} ${name.trim()} was created.`);
+      setName('');
+    } catch (caught) {
+      setError(caught instanceof ApiError ? caught : new ApiError(0, 'internal', String(caught)));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="new-label">
+      <Field label={`New ${what}`} error={error ? (error.fieldError('name') ?? error.message) : null}>
+        {(control) => (
+          <input
+            {...control}
+            value={name}
+            maxLength={what === 'tag' ? 50 : 100}
+            onInput={(e) => setName(e.currentTarget.value)}
+            onKeyDown={(e) => {
+              if (e.key !== 'Enter') return;
+              e.preventDefault();
+              void create();
+            }}
+          />
+        )}
+      </Field>
+      <button type="button" class="secondary" onClick={() => void create()} disabled={busy || !name.trim()} aria-busy={busy ? 'true' : undefined}>
+        Create the {what}
+      </button>
+    </div>
   );
 }

@@ -6,6 +6,7 @@ import { CopyButton } from '../../components/copy-button.tsx';
 import { DataTable, type Column } from '../../components/data-table.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorBanner } from '../../components/error-banner.tsx';
+import { Field } from '../../components/field.tsx';
 import { Page } from '../../components/page.tsx';
 import { Pager, useCursorList } from '../../components/pager.tsx';
 import { toast } from '../../components/toast.tsx';
@@ -128,51 +129,56 @@ export default function LinksScreen() {
     >
       <form class="filters" role="search" aria-label="Filter links" onSubmit={(e) => (e.preventDefault(), setFilter('search', searchText))}>
         <div class="grid">
-          <label>
-            Search
-            <input type="search" name="search" value={searchText} maxLength={200} placeholder="Slug, title or destination" onInput={(e) => setSearchText(e.currentTarget.value)} />
-          </label>
-          <label>
-            Domain
-            <select value={filters.domain_id} onChange={(e) => setFilter('domain_id', e.currentTarget.value)}>
-              <option value="">All domains</option>
-              {options.domains.map((d) => (
-                <option key={d.id} value={d.id}>
-                  {d.hostname}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Tag
-            <select value={filters.tag} onChange={(e) => setFilter('tag', e.currentTarget.value)}>
-              <option value="">All tags</option>
-              {options.tags.map((t) => (
-                <option key={t.id} value={t.id}>
-                  {t.name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Folder
-            <select value={filters.folder_id} onChange={(e) => setFilter('folder_id', e.currentTarget.value)}>
-              <option value="">All folders</option>
-              {options.folders.map((f) => (
-                <option key={f.id} value={f.id}>
-                  {f.name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Status
-            <select value={filters.archived} onChange={(e) => setFilter('archived', e.currentTarget.value)}>
-              <option value="false">Active</option>
-              <option value="true">Archived</option>
-              <option value="all">All</option>
-            </select>
-          </label>
+          <Field label="Search">
+            {(control) => (
+              <input {...control} type="search" name="search" value={searchText} maxLength={200} placeholder="Slug, title or destination" onInput={(e) => setSearchText(e.currentTarget.value)} />
+            )}
+          </Field>
+          <Field label="Domain">
+            {(control) => (
+              <select {...control} value={filters.domain_id} onChange={(e) => setFilter('domain_id', e.currentTarget.value)}>
+                <option value="">All domains</option>
+                {options.domains.map((d) => (
+                  <option key={d.id} value={d.id}>
+                    {d.hostname}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label="Tag">
+            {(control) => (
+              <select {...control} value={filters.tag} onChange={(e) => setFilter('tag', e.currentTarget.value)}>
+                <option value="">All tags</option>
+                {options.tags.map((t) => (
+                  <option key={t.id} value={t.id}>
+                    {t.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label="Folder">
+            {(control) => (
+              <select {...control} value={filters.folder_id} onChange={(e) => setFilter('folder_id', e.currentTarget.value)}>
+                <option value="">All folders</option>
+                {options.folders.map((f) => (
+                  <option key={f.id} value={f.id}>
+                    {f.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label="Status">
+            {(control) => (
+              <select {...control} value={filters.archived} onChange={(e) => setFilter('archived', e.currentTarget.value)}>
+                <option value="false">Active</option>
+                <option value="true">Archived</option>
+                <option value="all">All</option>
+              </select>
+            )}
+          </Field>
         </div>
       </form>
       <ErrorBanner error={list.error} title="The links could not be loaded" />
