@@ -269,7 +269,7 @@ export function buildApi(infra: Infra): ApiService {
   const authRouter = new Router<ApiState>({ prefix: '/auth' });
   mount(authRouter, [
     ...authRoutes(auth, { cookie, trustedProxyHops, oidc: { enabled: config.dashboard.oidc !== null, name: config.dashboard.oidc?.name ?? '' } }),
-    ...memberRoutes(members, { cookie, trustedProxyHops }),
+    ...memberRoutes(members, { cookie, trustedProxyHops, ownOrigin }),
     ...dashboardKeyRoutes(new KeyAdminService({ keys: stores.keys, keyService: keys, memberships: stores.memberships, bus })),
     ...(config.dashboard.oidc
       ? oidcRoutes({

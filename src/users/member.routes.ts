@@ -3,13 +3,13 @@ import type { ApiContext } from '../http/context.ts';
 import { AcceptInviteBody, ContextQuery, InviteBody, MemberQuery, SessionSchema } from './auth.schemas.ts';
 import type { MemberService } from './member.service.ts';
 import { clientMeta, signedInOf } from './auth.routes.ts';
-import { setSessionCookie, type CookiePolicy } from './session-cookie.ts';
+import { checkCsrf, setSessionCookie, type CookiePolicy } from './session-cookie.ts';
 import { NotFoundError } from '../platform/errors.ts';
 
 const TAG = 'Dashboard members';
 
 /** Members and invitations of a workspace or partner: paths relative to /auth. */
-export function memberRoutes(members: MemberService, options: { cookie: CookiePolicy; trustedProxyHops: number }): RouteSpec[] {
+export function memberRoutes(members: MemberService, options: { cookie: CookiePolicy; trustedProxyHops: number; ownOrigin: string }): RouteSpec[] {
   const see = (ctx: ApiContext, location: string) => {
     ctx.status = 303;
     ctx.redirect(location);
@@ -61,11 +61,21 @@ export function memberRoutes(members: MemberService, options: { cookie: CookiePo
       path: '/invites/accept',
       operationId: 'acceptInvite',
       tag: TAG,
-      summary: 'Accept an invitation: signs in the invited address, creating its account if it has none',
+      summary: 'Accept an invitation: joins as the signed-in invited address, or signs it in, creating its account if it has none',
       auth: null,
       body: AcceptInviteBody,
       responses: [{ status: 200, description: 'The session', schema: SessionSchema }],
       handler: async (ctx, { body }) => {
+        const signedIn = ctx.state.signedIn;
+        const own = signedIn && body.password === undefined ? await members.findOwn(signedIn, body.token) : null;
+        if (signedIn && own) {
+          // The session itself acts here, so its CSRF token is required as for any change made with the cookie.
+          checkCsrf(ctx, signedIn.session, options.ownOrigin);
+          const view = await members.acceptOwn(signedIn, own);
+          if (!view) throw new NotFoundError('invitation (it may have been used or have expired)');
+          ctx.body = view;
+          return;
+        }
         const input = { ...(body.name === undefined ? {} : { name: body.name }), ...(body.password === undefined ? {} : { password: body.password }) };
         const started = await members.accept(body.token, input, clientMeta(ctx, options.trustedProxyHops));
         if (!started) throw new NotFoundError('invitation (it may have been used or have expired)');
@@ -91,15 +101,14 @@ export function memberRoutes(members: MemberService, options: { cookie: CookiePo
       path: '/invites/:token',
       operationId: 'followInvite',
       tag: TAG,
-      summary: 'The link in an invitation e-mail: joins at once when signed in as the invited address, else the accept page',
+      summary: 'The link in an invitation e-mail: uses nothing (mail scanners open links too), leads to the accept page',
       auth: null,
-      responses: [{ status: 303, description: 'To the dashboard, the accept page, or the sign-in page with error=invite_expired' }],
+      responses: [{ status: 303, description: 'To the accept page, or to the sign-in page with error=invite_expired' }],
       handler: async (ctx, { params }) => {
         const token = params.token ?? '';
         const invite = await members.findOpen(token);
         if (!invite) return see(ctx, '/dashboard/sign-in?error=invite_expired');
-        if (ctx.state.signedIn && (await members.acceptSignedIn(ctx.state.signedIn, invite))) return see(ctx, '/dashboard/');
-        see(ctx, `/dashboard/accept-invite?token=${encodeURIComponent(token)}`);
+        see(ctx, `/dashboard/accept-invite?${new URLSearchParams({ token, email: invite.email }).toString()}`);
       },
     }),
   ];

@@ -148,10 +148,16 @@ export class MemberService {
     return this.d.invites.findOpenByHash(hashToken(token), new Date(this.now()));
   }
 
-  /** A signed-in user following their own invitation joins at once; false when the token is not theirs to use. */
-  async acceptSignedIn(signedIn: SignedIn, invite: InviteDoc): Promise<boolean> {
-    if (invite.email !== signedIn.user.email) return false;
-    return this.join(invite, signedIn.user._id);
+  /** The open invitation a token names when it is to the signed-in user's own address; null otherwise. */
+  async findOwn(signedIn: SignedIn, token: string): Promise<InviteDoc | null> {
+    const invite = await this.findOpen(token);
+    return invite && invite.email === signedIn.user.email ? invite : null;
+  }
+
+  /** The signed-in user joins through their own invitation (the accept page's button); null when it was used meanwhile. */
+  async acceptOwn(signedIn: SignedIn, invite: InviteDoc): Promise<SessionView | null> {
+    if (invite.email !== signedIn.user.email || !(await this.join(invite, signedIn.user._id))) return null;
+    return this.d.auth.view(signedIn);
   }
 
   /**

@@ -147,7 +147,7 @@ describe('dashboard sign-in links and invitations by e-mail (real SMTP server)',
       const invitee = new Browser(api.url);
       const follow = await invitee.request('GET', `/auth/invites/${token}`);
       expect(follow.status).to.equal(303);
-      expect(follow.headers.get('location')).to.equal(`/dashboard/accept-invite?token=${token}`);
+      expect(follow.headers.get('location')).to.equal(`/dashboard/accept-invite?token=${token}&email=new.person%40example.com`);
       const accepted = await invitee.request('POST', '/auth/invites/accept', { body: { token, name: 'Nina New', password: 'nina-long-password' } });
       expect(accepted.status, accepted.text).to.equal(200);
       expect(accepted.body.user).to.include({ email: 'new.person@example.com', name: 'Nina New' });
@@ -166,17 +166,28 @@ describe('dashboard sign-in links and invitations by e-mail (real SMTP server)',
       expect((await new Browser(api.url).signIn('new.person@example.com', 'nina-long-password')).status).to.equal(200);
     });
 
-    it('joins at once when the invited user follows the link signed in', async () => {
+    it('joins only by the accept page’s button when the invited user follows the link signed in (opening it uses nothing)', async () => {
       const existing = await users.aUser();
       const b = new Browser(api.url);
       await b.signIn(existing.email, existing.password);
       await ownerBrowser.request('POST', '/auth/invites', { body: { context: workspace._id, email: existing.email, role: 'owner' } });
       const [, token] = await inbox.waitFor(existing.email, INVITE);
-      const follow = await b.request('GET', `/auth/invites/${token}`);
-      expect(follow.status).to.equal(303);
-      expect(follow.headers.get('location')).to.equal('/dashboard/');
+      // Opening the link, signed in (a scanner in the person's own browser) or not, joins nobody.
+      for (const opener of [b, new Browser(api.url)]) {
+        const follow = await opener.request('GET', `/auth/invites/${token}`);
+        expect(follow.status).to.equal(303);
+        expect(follow.headers.get('location')).to.equal(`/dashboard/accept-invite?${new URLSearchParams({ token: token!, email: existing.email }).toString()}`);
+      }
+      expect((await b.request('GET', '/auth/session')).body.memberships).to.deep.equal([]);
+
+      // The button: the session's own CSRF token is required, then it joins as the signed-in account.
+      expectError(await b.request('POST', '/auth/invites/accept', { body: { token }, csrf: false }), 403, 'forbidden');
+      const joined = await b.request('POST', '/auth/invites/accept', { body: { token } });
+      expect(joined.status, joined.text).to.equal(200);
+      expect(joined.body.memberships).to.deep.equal([{ kind: 'workspace', id: workspace._id, name: 'Invite Co', role: 'owner' }]);
       const session = await b.request('GET', '/auth/session');
       expect(session.body.memberships).to.deep.equal([{ kind: 'workspace', id: workspace._id, name: 'Invite Co', role: 'owner' }]);
+      expectError(await b.request('POST', '/auth/invites/accept', { body: { token } }), 404, 'not_found');
     });
 
     it('does not let someone else signed in take another address’s invitation', async () => {
@@ -186,7 +197,7 @@ describe('dashboard sign-in links and invitations by e-mail (real SMTP server)',
       await ownerBrowser.request('POST', '/auth/invites', { body: { context: workspace._id, email: 'meant-for@example.com', role: 'member' } });
       const [, token] = await inbox.waitFor('meant-for@example.com', INVITE);
       const follow = await b.request('GET', `/auth/invites/${token}`);
-      expect(follow.headers.get('location')).to.equal(`/dashboard/accept-invite?token=${token}`);
+      expect(follow.headers.get('location')).to.equal(`/dashboard/accept-invite?token=${token}&email=meant-for%40example.com`);
       expect((await b.request('GET', '/auth/session')).body.memberships).to.deep.equal([]);
     });
 

@@ -4,17 +4,23 @@ import { ApiError, api } from '../../api.ts';
 import { ErrorBanner } from '../../components/error-banner.tsx';
 import { Field } from '../../components/field.tsx';
 import { to } from '../../paths.ts';
-import { setSession } from '../../session.ts';
+import { setSession, useSession } from '../../session.ts';
 import type { Session } from '../../session.ts';
 import { AuthFrame } from './auth-frame.tsx';
 
 /**
- * Where an invitation link leads a person who is not signed in: create the account (name and password) and join,
- * or sign in first with an existing account and open the link again.
+ * Where an invitation link leads (opening the link uses nothing: mail scanners open links too). Signed in as the
+ * invited address: a button joins. Otherwise: create the account (name and password) and join, or sign in first.
+ * The token leaves the address bar as soon as it is read.
  */
 export default function AcceptInviteScreen() {
   const { query, route } = useLocation();
-  const token = query.token ?? '';
+  const { session } = useSession();
+  const [{ token, email }] = useState(() => {
+    const read = { token: query.token ?? '', email: query.email ?? '' };
+    if (location.search) history.replaceState(history.state, '', location.pathname);
+    return read;
+  });
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
@@ -26,8 +32,8 @@ export default function AcceptInviteScreen() {
     setBusy(true);
     setError(null);
     try {
-      const session = await api.post<Session>('/auth/invites/accept', { token, name: name || undefined, password: password || undefined });
-      setSession(session);
+      const joined = await api.post<Session>('/auth/invites/accept', { token, name: name || undefined, password: password || undefined });
+      setSession(joined);
       route(to('/'), true);
     } catch (caught) {
       setError(caught);
@@ -42,7 +48,20 @@ export default function AcceptInviteScreen() {
       </AuthFrame>
     );
   }
-  const signInFirst = `${to('/sign-in')}?next=${encodeURIComponent(`/auth/invites/${token}`)}`;
+  if (email && session?.user.email === email) {
+    return (
+      <AuthFrame title="Accept an invitation">
+        <form onSubmit={(e) => void submit(e)} aria-label="Accept the invitation">
+          {error !== null && <ErrorBanner error={error} title="Could not accept the invitation" />}
+          <p>You are signed in as the invited address.</p>
+          <button type="submit" aria-busy={busy ? 'true' : undefined} disabled={busy}>
+            Join as {email}
+          </button>
+        </form>
+      </AuthFrame>
+    );
+  }
+  const signInFirst = `${to('/sign-in')}?next=${encodeURIComponent(`${to('/accept-invite')}?${new URLSearchParams({ token, email }).toString()}`)}`;
   return (
     <AuthFrame title="Accept an invitation">
       <p>

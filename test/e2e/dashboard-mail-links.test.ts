@@ -1,15 +1,15 @@
-// Sign-in by e-mailed link in real Chromium, with a real SMTP server: opening the link uses nothing (mail scanners
-// open links before the person does), the page's button signs in once, the token leaves the address bar and never
-// goes to another origin, and a used link says so and offers a new one.
+// The links the dashboard e-mails (sign-in, invitation) in real Chromium, with a real SMTP server: opening a link
+// uses nothing (mail scanners open links before the person does), the page's button uses it once, the token leaves
+// the address bar and never goes to another origin, and a used sign-in link says so and offers a new one.
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { chromiumMissing } from '../helpers/browser.ts';
 import { checkAccessibility } from '../helpers/dashboard-checks.ts';
-import { startDashboard, type Dashboard } from '../helpers/dashboard.ts';
+import { signInThroughForm, startDashboard, type Dashboard } from '../helpers/dashboard.ts';
 import { Inbox } from '../helpers/smtp.ts';
 import { until } from '../helpers/wait.ts';
 
-describe('Dashboard sign-in link page', function () {
+describe('Dashboard links in e-mails', function () {
   this.timeout(120_000);
   let dashboard: Dashboard;
   let inbox: Inbox;
@@ -95,6 +95,36 @@ describe('Dashboard sign-in link page', function () {
     expect(new URL(second.url()).pathname).to.equal('/dashboard/sign-in');
     await first.context().close();
     await second.context().close();
+  });
+
+  it('joins a workspace through an invitation only by the accept page’s button when signed in as the invited address', async () => {
+    const invited = await dashboard.createUser('invited@example.test', { name: 'Ivy Invited' });
+    const { page: owner } = await freshPage();
+    await signInThroughForm(owner, dashboard.apiUrl, dashboard.user);
+    const session = (await (await owner.request.get(`${dashboard.apiUrl}/auth/session`)).json()) as { csrf_token: string };
+    const sent = await owner.request.post(`${dashboard.apiUrl}/auth/invites`, {
+      data: { context: dashboard.workspaceId, email: invited.email, role: 'member' },
+      headers: { 'X-CSRF-Token': session.csrf_token, Origin: dashboard.apiUrl },
+    });
+    expect(sent.status(), await sent.text()).to.equal(201);
+    await owner.context().close();
+    const [url] = await inbox.waitFor(invited.email, /http:\/\/[^\s]+\/auth\/invites\/[A-Za-z0-9_-]{43}/);
+
+    const { page, requested } = await freshPage();
+    await signInThroughForm(page, dashboard.apiUrl, invited);
+    await page.goto(url);
+    const button = page.getByRole('button', { name: `Join as ${invited.email}` });
+    await button.waitFor();
+    expect(new URL(page.url()).pathname).to.equal('/dashboard/accept-invite');
+    expect(new URL(page.url()).search, 'the token leaves the address bar once read').to.equal('');
+    const before = (await (await page.request.get(`${dashboard.apiUrl}/auth/session`)).json()) as { memberships: unknown[] };
+    expect(before.memberships, 'opening the link joined nothing').to.deep.equal([]);
+    await button.click();
+    await page.getByRole('heading', { level: 1, name: 'Links' }).waitFor();
+    const after = (await (await page.request.get(`${dashboard.apiUrl}/auth/session`)).json()) as { memberships: Array<{ id: string; role: string }> };
+    expect(after.memberships.map((m) => [m.id, m.role])).to.deep.equal([[dashboard.workspaceId, 'member']]);
+    expect([...new Set(requested.map((u) => new URL(u).origin))], 'no request leaves our own origin').to.deep.equal([dashboard.apiUrl]);
+    await page.context().close();
   });
 
   it('has no serious or critical axe-core violation on the link page, before and after a refused link', async () => {
