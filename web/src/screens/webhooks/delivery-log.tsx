@@ -1,6 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { ErrorBanner } from '../../components/error-banner.tsx';
 import { Pager, useCursorList } from '../../components/pager.tsx';
+import { moreAttemptsComing } from './delivery-polling.ts';
 import type { WebhookDelivery } from './webhook.types.ts';
 
 interface DeliveryLogProps {
@@ -19,7 +20,7 @@ export function DeliveryLog({ webhookId, refreshKey, live }: DeliveryLogProps) {
     if (refreshKey > 0) reload();
   }, [refreshKey, reload]);
   // Only the first page changes as deliveries arrive; a person reading older pages is not disturbed.
-  const pending = log.items.some((d) => d.outcome === 'pending' || d.next_retry_at !== null);
+  const pending = moreAttemptsComing(log.items, Date.now());
   useEffect(() => {
     if (page !== 1 || (!live && !pending)) return;
     const timer = setInterval(reload, 2000);
