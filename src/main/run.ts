@@ -66,7 +66,11 @@ async function main(): Promise<void> {
   let workerThread: WorkerThread | null = null;
   if (name === 'all-in-one') {
     try {
-      workerThread = await startWorkerThread(mongoUri);
+      workerThread = await startWorkerThread(mongoUri, (error) => {
+        // As when the worker ran on the main thread: an uncaught error ends the process, and its supervisor restarts it.
+        infra.logger.fatal({ err: error }, 'worker thread failed');
+        process.exit(1);
+      });
     } catch (error) {
       await infra.close();
       await devdb?.stop();

@@ -21,8 +21,11 @@ export class WorkerThreadError extends Error {
   }
 }
 
-/** Starts the worker service on a thread (configured from the same environment) against `mongoUri`. */
-export function startWorkerThread(mongoUri: string): Promise<WorkerThread> {
+/**
+ * Starts the worker service on a thread (configured from the same environment) against `mongoUri`. `onExit` is
+ * called if the thread ends when it was not asked to (an uncaught error): the process must not run on without it.
+ */
+export function startWorkerThread(mongoUri: string, onExit: (error: unknown) => void): Promise<WorkerThread> {
   // Sources run as .ts, the image runs the compiled .js beside this file.
   const entry = new URL(`./worker-thread-main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
   const worker = new Worker(entry, { workerData: { mongoUri }, name: 'worker' });
@@ -34,6 +37,12 @@ export function startWorkerThread(mongoUri: string): Promise<WorkerThread> {
       if (m.type === 'failed') reject(new WorkerThreadError(m.error, m.nats));
       else if (m.type === 'ready') {
         worker.removeAllListeners('exit');
+        worker.removeAllListeners('error');
+        let failure: unknown;
+        worker.on('error', (error) => (failure = error));
+        worker.once('exit', (code) => {
+          if (!stopped) onExit(failure ?? new Error(`worker thread exited with code ${code}`));
+        });
         resolve({
           stop() {
             stopped ??= new Promise<void>((done) => {
