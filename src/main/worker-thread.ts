@@ -39,7 +39,9 @@ export function startWorkerThread(mongoUri: string, onExit: (error: unknown) => 
         worker.removeAllListeners('exit');
         worker.removeAllListeners('error');
         let failure: unknown;
-        worker.on('error', (error) => (failure = error));
+        worker.on('error', (error) => {
+          failure = error;
+        });
         worker.once('exit', (code) => {
           if (!stopped) onExit(failure ?? new Error(`worker thread exited with code ${code}`));
         });
