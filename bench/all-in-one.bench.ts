@@ -62,7 +62,8 @@ async function startAllInOne(env: Record<string, string>, apiPort: number): Prom
     await new Promise((r) => setTimeout(r, 100));
   }
   const startMs = Math.round(performance.now() - started);
-  await new Promise((r) => setTimeout(r, 300)); // the banner follows readiness
+  // The banner follows readiness, after the demo tenants are seeded (a password hashed among them): wait for it.
+  for (const until = Date.now() + 30_000; !out.includes('Linkplane is running') && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
   return { child, key: /workspace \S+ +key: (\S+)/.exec(out)?.[1] ?? null, startMs };
 }
 
