@@ -12,7 +12,9 @@ type FromThread =
 
 export function startDevDbThread(options: Omit<DevDbOptions, 'log'> & { log?: DevDbOptions['log'] } = {}): Promise<DevDb> {
   const { log, ...data } = options;
-  const worker = new Worker(new URL('./thread-main.ts', import.meta.url), { workerData: data, name: 'devdb' });
+  // Sources run as .ts; the image runs the compiled .js beside this file (a .ts name there is a missing file).
+  const entry = new URL(`./thread-main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+  const worker = new Worker(entry, { workerData: data, name: 'devdb' });
   let stopped: Promise<void> | undefined;
   return new Promise<DevDb>((resolve, reject) => {
     worker.on('error', reject);
