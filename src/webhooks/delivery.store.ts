@@ -52,7 +52,13 @@ export class WebhookDeliveryStore {
    * platform failed (MongoDB or NATS away, a worker killed) made no attempt the receiver should be charged for.
    */
   attemptsLogged(deliveryId: string): Promise<number> {
-    return this.collection.countDocuments({ _id: { $gt: `${deliveryId}.`, $lt: `${deliveryId}/` } });
+    return this.collection.countDocuments(attemptRange(deliveryId));
+  }
+
+  /** The attempts logged, and whether one of them succeeded: read when a message is handed out again. */
+  async logged(deliveryId: string): Promise<{ attempts: number; succeeded: boolean }> {
+    const rows = await this.collection.find(attemptRange(deliveryId), { projection: { outcome: 1 } }).toArray();
+    return { attempts: rows.length, succeeded: rows.some((row) => row.outcome === 'succeeded') };
   }
 
   /** The log of one endpoint, newest first, under the tenant condition as every read. */
@@ -65,6 +71,11 @@ export class WebhookDeliveryStore {
   async deleteForEndpoint(tenant: WebhookTenant, webhookId: string): Promise<void> {
     await this.collection.deleteMany({ ...(tenantFilter(tenant) as Filter<WebhookDeliveryDoc>), webhook_id: webhookId });
   }
+}
+
+/** The rows of one delivery's attempts, `<delivery_id>.<n>`: one id range of the primary index. */
+function attemptRange(deliveryId: string): Filter<WebhookDeliveryDoc> {
+  return { _id: { $gt: `${deliveryId}.`, $lt: `${deliveryId}/` } };
 }
 
 /** The first RESPONSE_BODY_CAP_BYTES bytes, without splitting a UTF-8 character. */

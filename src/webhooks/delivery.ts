@@ -221,7 +221,17 @@ export class WebhookDelivery {
     // and the receiver's retries are not spent on it. A message handed out for the first time has almost always
     // none logged: it is taken as attempt 1 without a read, and counted after all if that row exists already.
     const guessed = msg.info.deliveryCount === 1;
-    let attempt = guessed ? 1 : (await this.o.deliveries.attemptsLogged(message.delivery_id)) + 1;
+    let attempt = 1;
+    if (!guessed) {
+      const logged = await this.o.deliveries.logged(message.delivery_id);
+      // Handed out again after it was delivered (its ack was lost, or came after ack_wait on a stalled worker):
+      // the receiver has it, so it is acknowledged without a second POST.
+      if (logged.succeeded) {
+        msg.ack();
+        return;
+      }
+      attempt = logged.attempts + 1;
+    }
 
     const body = JSON.stringify({
       id: message.delivery_id,
