@@ -106,7 +106,12 @@ describe('Dashboard analytics screen', function () {
     await page.getByRole('heading', { level: 1, name: `Analytics of ${link.short_url.replace(/^https?:\/\//, '')}` }).waitFor();
     await tile(page, 'clicks').filter({ hasText: /^1$/ }).waitFor();
 
-    await page.goto(`${dashboard.apiUrl}/dashboard/analytics?link_id=${other.id}`);
+    // The link's own page leads here, and back.
+    await page.getByRole('link', { name: 'Edit the link' }).click();
+    await page.waitForURL((url) => url.pathname === `/dashboard/links/${link.id}`);
+    await page.goto(`${dashboard.apiUrl}/dashboard/links/${other.id}`);
+    await page.getByRole('link', { name: 'Analytics of this link' }).click();
+    await page.waitForURL((url) => url.pathname === '/dashboard/analytics' && url.searchParams.get('link_id') === other.id);
     await page.getByRole('heading', { level: 1, name: `Analytics of ${other.short_url.replace(/^https?:\/\//, '')}` }).waitFor();
     await tile(page, 'clicks').filter({ hasText: /^0$/ }).waitFor();
     await page.context().close();

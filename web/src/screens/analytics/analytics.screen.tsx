@@ -51,7 +51,8 @@ export default function AnalyticsScreen() {
     <Page title={title} actions={partner ? undefined : <ExportButton query={query} />}>
       {link.data && (
         <p class="link-context">
-          Destination: <span class="cell-text">{link.data.url}</span>. <a href={to('/analytics')}>All links</a>
+          Destination: <span class="cell-text">{link.data.url}</span>. <a href={to(`/links/${encodeURIComponent(link.data.id)}`)}>Edit the link</a> ·{' '}
+          <a href={to('/analytics')}>All links</a>
         </p>
       )}
       {partner && <p>Traffic across every client workspace of {context.name}.</p>}

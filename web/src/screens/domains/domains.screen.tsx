@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, describeError } from '../../api.ts';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
@@ -23,15 +23,15 @@ export default function DomainsScreen() {
   const [deleting, setDeleting] = useState<Domain | null>(null);
   const [busy, setBusy] = useState(false);
   const [generation, setGeneration] = useState(0);
+  const previous = useRef<Domain[] | null>(null);
 
   useEffect(() => {
     const controller = new AbortController();
     api.get<{ data: Domain[] }>(path, undefined, controller.signal).then(
       (answer) => {
-        setDomains((before) => {
-          announceChanges(before, answer.data);
-          return answer.data;
-        });
+        announceChanges(previous.current, answer.data);
+        previous.current = answer.data;
+        setDomains(answer.data);
         setError(null);
       },
       (failure: unknown) => {
