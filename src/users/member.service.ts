@@ -135,12 +135,9 @@ export class MemberService {
 
   async remove(signedIn: SignedIn, context: string, userId: string): Promise<void> {
     await this.membershipIn(signedIn, context, 'owner');
-    const target = await this.d.memberships.find(userId, context);
-    if (!target) throw new NotFoundError('member');
-    if (target.role === 'owner' && (await this.d.memberships.countOwners(context)) <= 1) {
-      throw new ConflictError('The last owner cannot be removed: make someone else an owner first.');
-    }
-    await this.d.memberships.remove(userId, context);
+    const outcome = await this.d.memberships.removeKeepingAnOwner(userId, context);
+    if (outcome === 'missing') throw new NotFoundError('member');
+    if (outcome === 'last_owner') throw new ConflictError('The last owner cannot be removed: make someone else an owner first.');
   }
 
   /** The open invitation a token names, or null (unknown, used, expired). */

@@ -1,5 +1,6 @@
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, MongoClient } from 'mongodb';
 import { isDuplicateKey } from '../platform/errors.ts';
+import { inTransaction } from '../platform/mongo.ts';
 
 export type MembershipKind = 'workspace' | 'partner';
 export type Role = 'owner' | 'member';
@@ -13,12 +14,18 @@ export interface MembershipDoc {
   target_id: string;
   role: Role;
   created_at: Date;
+  /** Bumped by each removal that relies on this owner staying (see removeKeepingAnOwner). */
+  owner_guard?: number;
 }
+
+export type RemoveOutcome = 'removed' | 'missing' | 'last_owner';
 
 export class MembershipStore {
   readonly collection: Collection<MembershipDoc>;
+  private readonly client: MongoClient;
   constructor(db: Db) {
     this.collection = db.collection<MembershipDoc>('memberships');
+    this.client = db.client;
   }
 
   async ensureIndexes(): Promise<void> {
@@ -75,8 +82,23 @@ export class MembershipStore {
     return this.collection.countDocuments({ target_id: targetId, role: 'owner' });
   }
 
-  async remove(userId: string, targetId: string): Promise<boolean> {
-    const result = await this.collection.deleteOne({ user_id: userId, target_id: targetId });
-    return result.deletedCount === 1;
+  /**
+   * Removes the membership unless it is the target's last owner. A count then a delete would let two owners
+   * removing each other both pass (each sees two owners); so one transaction also writes every other owner's
+   * membership: two such removals then write each other's document, one conflicts and, retried, finds itself
+   * removing the last owner.
+   */
+  removeKeepingAnOwner(userId: string, targetId: string): Promise<RemoveOutcome> {
+    return inTransaction(this.client, async (session): Promise<RemoveOutcome> => {
+      const membership = await this.collection.findOne({ user_id: userId, target_id: targetId }, { session });
+      if (!membership) return 'missing';
+      if (membership.role === 'owner') {
+        // $inc, not $set: a write that changes nothing would not conflict.
+        const others = await this.collection.updateMany({ target_id: targetId, role: 'owner', user_id: { $ne: userId } }, { $inc: { owner_guard: 1 } }, { session });
+        if (others.matchedCount === 0) return 'last_owner';
+      }
+      await this.collection.deleteOne({ _id: membership._id }, { session });
+      return 'removed';
+    });
   }
 }
