@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 
 interface PageProps {
   title: string;
@@ -17,7 +17,9 @@ export function Page({ title, actions, children }: PageProps) {
   useEffect(() => {
     document.title = `${title} · Linkplane`;
   }, [title]);
-  useEffect(() => {
+  // Before the first paint, not after it: otherwise the screen shows for a moment with focus still on the link that
+  // opened it, and a keyboard user (or a test) acting in that moment acts on the navigation.
+  useLayoutEffect(() => {
     heading.current?.focus({ preventScroll: false });
   }, []);
   return (
