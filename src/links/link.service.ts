@@ -12,7 +12,7 @@ import type { LinkDoc, LinkStore } from './link.store.ts';
 import type { QuotaStore } from './quota.store.ts';
 import type { LabelDoc, LabelStore } from './label.store.ts';
 import type { DomainDirectory } from './domains.ts';
-import { hashPassword } from './password.ts';
+import { hashPassword } from '../platform/password.ts';
 import { linkView } from './link.view.ts';
 import type { Blocklist } from './link-safety.ts';
 import { applyUtm, capabilitiesUsed, checkReferences, generateSlug, requireCapabilities, withRuleIds, type LinkContent } from './link.prepare.ts';

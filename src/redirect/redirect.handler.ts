@@ -6,7 +6,7 @@ import type { InFlight } from '../platform/http-server.ts';
 import type { RequestDurationHistogram } from '../platform/metrics.ts';
 import type { LinkDoc } from '../links/link.store.ts';
 import { RESERVED_SLUGS } from '../links/link.schemas.ts';
-import { verifyPassword } from '../links/password.ts';
+import { verifyPassword } from '../platform/password.ts';
 import type { ClickRecord } from '../clicks/click-record.ts';
 import type { ClickIds } from '../clicks/click-id.ts';
 import type { ClickPublisher } from '../clicks/publisher.ts';

@@ -1,4 +1,4 @@
-import { hashPassword } from '../links/password.ts';
+import { hashPassword } from '../platform/password.ts';
 import { newId, randomBase62 } from '../platform/ids.ts';
 import { NotFoundError, ValidationError } from '../platform/errors.ts';
 import { normalizeEmail, type UserDoc, type UserStore } from './user.store.ts';

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '../platform/ids.ts';
 import { ForbiddenError, NoSessionError, NotConfiguredError, NotFoundError, SignInFailedError, SignInRateLimitedError, ValidationError } from '../platform/errors.ts';
-import { hashPassword, verifyPassword } from '../links/password.ts';
+import { hashPassword, verifyPassword } from '../platform/password.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { PasswordAttempts } from '../redirect/password-attempts.ts';
 import type { Mailer } from '../webhooks/mailer.ts';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { hashPassword, verifyPassword } from '../../src/links/password.ts';
+import { hashPassword, verifyPassword } from '../../src/platform/password.ts';
 import { VerificationSlots } from '../../src/redirect/password-attempts.ts';
 
 describe('link passwords', () => {

@@ -1,5 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
+// Password hashing for every feature (link passwords, dashboard accounts), so none imports another to reach it.
 // scrypt with N = 2^15: about 50 ms here, slow enough that a leaked hash resists guessing, fast enough per click.
 const N = 32768;
 const R = 8;
