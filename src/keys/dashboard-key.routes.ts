@@ -1,6 +1,6 @@
 import { route, type RouteSpec } from '../http/route-table.ts';
 import { signedInOf } from '../users/auth.routes.ts';
-import { CreatedKeySchema, KeyContextQuery, KeyCreateBody, KeyListSchema, KeyRecordSchema, ScopeListSchema } from './dashboard-key.schemas.ts';
+import { CreatedKeySchema, KeyContextQuery, KeyCreateBody, KeyListSchema, KeyRecordSchema, ScopeListQuery, ScopeListSchema } from './dashboard-key.schemas.ts';
 import type { KeyAdminService } from './key-admin.service.ts';
 
 const TAG = 'Dashboard keys';
@@ -54,12 +54,12 @@ export function dashboardKeyRoutes(admin: KeyAdminService): RouteSpec[] {
       path: '/scopes',
       operationId: 'listScopes',
       tag: TAG,
-      summary: 'Every scope a key can hold, with what it allows',
+      summary: 'Every scope a key can hold, with what it allows; with `context`, only those its kind of key can use',
       auth: null,
+      query: ScopeListQuery,
       responses: [{ status: 200, description: 'The scopes', schema: ScopeListSchema }],
-      handler: (ctx) => {
-        signedInOf(ctx);
-        ctx.body = { data: admin.scopes() };
+      handler: async (ctx, { query }) => {
+        ctx.body = { data: await admin.scopes(signedInOf(ctx).user._id, query.context) };
       },
     }),
   ];

@@ -6,6 +6,8 @@ import { ContextQuery } from '../users/auth.schemas.ts';
 import { ALL_SCOPES } from './scopes.ts';
 
 export const KeyContextQuery = ContextQuery;
+/** Without a context, every scope; with one, only those some endpoint open to that kind of key checks. */
+export const ScopeListQuery = Type.Partial(ContextQuery);
 
 export const KeyCreateBody = Type.Object(
   {

@@ -2,10 +2,11 @@
 // owners only. The caller is always a signed-in person (a session), never a key, so no key can mint another.
 import { ForbiddenError, NotFoundError } from '../platform/errors.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
+import type { RouteSpec } from '../http/route-table.ts';
 import type { MembershipDoc, MembershipStore } from '../users/membership.store.ts';
 import type { KeyCreateInput, KeyRecord } from './dashboard-key.schemas.ts';
 import type { KeyService } from './key.service.ts';
-import type { ApiKeyDoc, KeyStore } from './key.store.ts';
+import type { ApiKeyDoc, KeyKind, KeyStore } from './key.store.ts';
 import { ALL_SCOPES, SCOPE_AREAS, type Scope, type ScopeArea } from './scopes.ts';
 
 export interface KeyAdminDeps {
@@ -13,6 +14,8 @@ export interface KeyAdminDeps {
   keyService: KeyService;
   memberships: MembershipStore;
   bus: CacheBus | null;
+  /** The kinds of key each scope serves, from the route table: a scope no endpoint of a kind checks is useless on its keys. */
+  scopeKinds?: () => ReadonlyMap<string, ReadonlySet<KeyKind>>;
 }
 
 export class KeyAdminService {
@@ -49,8 +52,12 @@ export class KeyAdminService {
     return keyRecord(await this.d.keyService.revoke(id, this.d.bus));
   }
 
-  scopes(): { scope: Scope; description: string }[] {
-    return ALL_SCOPES.map((scope) => {
+  /** Every scope, or those a key of the context's kind can use (a workspace key cannot manage clients, say). */
+  async scopes(userId: string, context?: string): Promise<{ scope: Scope; description: string }[]> {
+    const kind = context === undefined ? null : (await this.membership(userId, context)).kind;
+    const kinds = kind === null ? null : this.d.scopeKinds?.();
+    const usable = kinds ? ALL_SCOPES.filter((scope) => kinds.get(scope)?.has(kind!) ?? false) : ALL_SCOPES;
+    return usable.map((scope) => {
       const [area, access] = scope.split(':') as [ScopeArea, 'read' | 'write'];
       return { scope, description: `${access === 'read' ? 'Read' : 'Change'} ${SCOPE_AREAS[area]}` };
     });
@@ -67,6 +74,19 @@ export class KeyAdminService {
     if (membership.role !== 'owner') throw new ForbiddenError('Only owners create and revoke keys.');
     return membership;
   }
+}
+
+/** For each scope, the kinds of key whose endpoints check it (an endpoint open to any key serves both kinds). */
+export function scopeKindsOf(routes: readonly RouteSpec[]): Map<string, Set<KeyKind>> {
+  const kinds = new Map<string, Set<KeyKind>>();
+  for (const { auth } of routes) {
+    if (!auth?.scope) continue;
+    const set = kinds.get(auth.scope) ?? new Set<KeyKind>();
+    if (auth.kind === 'any' || auth.kind === 'workspace') set.add('workspace');
+    if (auth.kind === 'any' || auth.kind === 'partner') set.add('partner');
+    kinds.set(auth.scope, set);
+  }
+  return kinds;
 }
 
 function ownerFilter(membership: MembershipDoc): { workspace_id?: string; partner_id?: string } {

@@ -66,7 +66,7 @@ import { OidcClient } from '../users/oidc.ts';
 import { oidcRoutes } from '../users/oidc.routes.ts';
 import { authDoor } from '../users/auth-door.ts';
 import { dashboardKeyRoutes } from '../keys/dashboard-key.routes.ts';
-import { KeyAdminService } from '../keys/key-admin.service.ts';
+import { KeyAdminService, scopeKindsOf } from '../keys/key-admin.service.ts';
 import { sessionPrincipal } from '../users/session-gate.ts';
 import { cookiePolicyFor } from '../users/session-cookie.ts';
 import { dashboardStatic } from '../dashboard/static.ts';
@@ -270,7 +270,7 @@ export function buildApi(infra: Infra): ApiService {
   mount(authRouter, [
     ...authRoutes(auth, { cookie, trustedProxyHops, oidc: { enabled: config.dashboard.oidc !== null, name: config.dashboard.oidc?.name ?? '' } }),
     ...memberRoutes(members, { cookie, trustedProxyHops, ownOrigin }),
-    ...dashboardKeyRoutes(new KeyAdminService({ keys: stores.keys, keyService: keys, memberships: stores.memberships, bus })),
+    ...dashboardKeyRoutes(new KeyAdminService({ keys: stores.keys, keyService: keys, memberships: stores.memberships, bus, scopeKinds: () => scopeKindsOf(routes) })),
     ...(config.dashboard.oidc
       ? oidcRoutes({
           oidc: new OidcClient({ ...config.dashboard.oidc, redirectUri: `${config.publicApiUrl}/auth/oidc/callback`, secretKey: config.secretKey }),

@@ -66,6 +66,18 @@ describe('dashboard API keys: /auth/keys and /auth/scopes (real HTTP)', function
     expect(data.find((s) => s.scope === 'links:write')!.description).to.match(/^Change links/);
   });
 
+  it('lists, for a context, only the scopes its kind of key can use: no partner scopes for a workspace, none the other way', async () => {
+    const forWorkspace = ((await owner.request('GET', `/auth/scopes?context=${workspace._id}`)).body.data as Array<{ scope: string }>).map((s) => s.scope);
+    expect(forWorkspace).to.include.members(['links:write', 'analytics:read', 'webhooks:write']);
+    expect(forWorkspace).to.not.include.members(['clients:read']);
+    expect(forWorkspace.some((s) => /^(clients|plans|billing):/.test(s)), 'partner scopes offered to a workspace key').to.equal(false);
+    const partnerOwner = await signedIn('owner', [{ kind: 'partner', id: partnerId, role: 'owner' }]);
+    const forPartner = ((await partnerOwner.request('GET', `/auth/scopes?context=${partnerId}`)).body.data as Array<{ scope: string }>).map((s) => s.scope);
+    expect(forPartner).to.include.members(['clients:write', 'plans:read', 'billing:write']);
+    expect(forPartner).to.not.include('links:write');
+    expectError(await owner.request('GET', `/auth/scopes?context=${other._id}`), 403, 'forbidden');
+  });
+
   it('creates a key shown once, which then works against /v1 with its scopes only, and lists it without the secret', async () => {
     const expires = new Date(Date.now() + 30 * 86_400_000).toISOString();
     const res = await createKey(owner, { name: 'Reporting', scopes: ['links:read', 'analytics:read'], expires_at: expires });

@@ -20,7 +20,7 @@ export default function KeysScreen() {
   const owner = context.role === 'owner';
   const [generation, setGeneration] = useState(0);
   const keys = useFetch<{ data: KeyRecord[] }>('/auth/keys', { context: context.id }, generation);
-  const scopes = useFetch<{ data: ScopeInfo[] }>(owner ? '/auth/scopes' : null);
+  const scopes = useFetch<{ data: ScopeInfo[] }>(owner ? '/auth/scopes' : null, { context: context.id });
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const [revoking, setRevoking] = useState<KeyRecord | null>(null);
   const [busy, setBusy] = useState(false);
