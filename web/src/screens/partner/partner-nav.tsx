@@ -1,5 +1,4 @@
-import { useLocation } from 'preact-iso';
-import { to } from '../../paths.ts';
+import { SubNav } from '../../components/sub-nav.tsx';
 
 const PAGES = [
   { path: '/partner', label: 'Overview' },
@@ -9,20 +8,7 @@ const PAGES = [
   { path: '/partner/payouts', label: 'Payouts' },
 ];
 
-/** The partner pages, linked from each of them (the main navigation collapses on a phone). */
+/** The partner pages, linked from each of them. */
 export function PartnerNav() {
-  const { path } = useLocation();
-  return (
-    <nav class="sub-nav" aria-label="Partner pages">
-      <ul>
-        {PAGES.map((page) => (
-          <li key={page.path}>
-            <a href={to(page.path)} aria-current={path === to(page.path) ? 'page' : undefined}>
-              {page.label}
-            </a>
-          </li>
-        ))}
-      </ul>
-    </nav>
-  );
+  return <SubNav label="Partner pages" pages={PAGES} />;
 }

@@ -1,5 +1,4 @@
-import { useLocation } from 'preact-iso';
-import { to } from '../../paths.ts';
+import { SubNav } from '../../components/sub-nav.tsx';
 
 const PAGES = [
   { path: '/workspace', label: 'Overview' },
@@ -9,18 +8,5 @@ const PAGES = [
 
 /** The workspace settings pages, linked from each of them. */
 export function WorkspaceNav() {
-  const { path } = useLocation();
-  return (
-    <nav class="sub-nav" aria-label="Workspace settings">
-      <ul>
-        {PAGES.map((page) => (
-          <li key={page.path}>
-            <a href={to(page.path)} aria-current={path === to(page.path) ? 'page' : undefined}>
-              {page.label}
-            </a>
-          </li>
-        ))}
-      </ul>
-    </nav>
-  );
+  return <SubNav label="Workspace settings" pages={PAGES} />;
 }
