@@ -63,7 +63,11 @@ describe('Dashboard keys screen', function () {
     await until(
       async () => {
         await page.reload();
-        const cells = await page.getByRole('row').filter({ hasText: 'CI reports' }).getByRole('cell').allTextContents();
+        // The list loads after the page: wait for the row, then read every cell of it (Name, Key, Scopes, Created,
+        // Expires, Last used, ...), header cell included.
+        const reloaded = page.getByRole('row').filter({ hasText: 'CI reports' });
+        await reloaded.waitFor();
+        const cells = await reloaded.locator('th, td').allTextContents();
         return cells.length > 5 && cells[5] !== 'Never';
       },
       15_000,
