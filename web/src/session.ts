@@ -2,15 +2,9 @@
 // call carries the context chosen here (Linkplane-Context) and the session's CSRF token.
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, setCredentials, setUnauthorizedHandler } from './api.ts';
+import { pickContext, type Membership } from './context-choice.ts';
 
-export type ContextKind = 'workspace' | 'partner';
-
-export interface Membership {
-  kind: ContextKind;
-  id: string;
-  name: string;
-  role: 'owner' | 'member';
-}
+export type { ContextKind, Membership } from './context-choice.ts';
 
 export interface Session {
   user: { id: string; email: string; name: string | null };
@@ -43,13 +37,10 @@ function rememberedContext(): string | null {
   }
 }
 
-function pickContext(session: Session, wanted: string | null): Membership | null {
-  return session.memberships.find((m) => m.id === wanted) ?? session.memberships[0] ?? null;
-}
 
 /** Adopts a session (after sign-in, invite acceptance or the start-up check). */
 export function setSession(session: Session | null): void {
-  publish({ session, context: session ? pickContext(session, state.context?.id ?? rememberedContext()) : null });
+  publish({ session, context: session ? pickContext(session.memberships, state.context?.id ?? rememberedContext()) : null });
 }
 
 export function getSessionState(): SessionState {
@@ -74,7 +65,7 @@ export async function loadSession(): Promise<Session | null> {
 /** Switches the workspace or partner in view; remembered in this browser for the next visit. */
 export function switchContext(id: string): void {
   if (!state.session) return;
-  const context = pickContext(state.session, id);
+  const context = pickContext(state.session.memberships, id);
   try {
     if (context) localStorage.setItem(CONTEXT_KEY, context.id);
   } catch {
