@@ -3,6 +3,7 @@ import { useLocation } from 'preact-iso';
 import { ApiError, api } from '../../api.ts';
 import { ErrorBanner } from '../../components/error-banner.tsx';
 import { Field } from '../../components/field.tsx';
+import { useAction } from '../../components/use-resource.ts';
 import { to } from '../../paths.ts';
 import { setSession, useSession } from '../../session.ts';
 import type { Session } from '../../session.ts';
@@ -23,22 +24,15 @@ export default function AcceptInviteScreen() {
   });
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const failure = error instanceof ApiError ? error : null;
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const joined = await api.post<Session>('/auth/invites/accept', { token, name: name || undefined, password: password || undefined });
-      setSession(joined);
+    void run(async () => {
+      setSession(await api.post<Session>('/auth/invites/accept', { token, name: name || undefined, password: password || undefined }));
       route(to('/'), true);
-    } catch (caught) {
-      setError(caught);
-      setBusy(false);
-    }
+    });
   };
 
   if (!token) {
@@ -51,7 +45,7 @@ export default function AcceptInviteScreen() {
   if (email && session?.user.email === email) {
     return (
       <AuthFrame title="Accept an invitation">
-        <form onSubmit={(e) => void submit(e)} aria-label="Accept the invitation">
+        <form onSubmit={submit} aria-label="Accept the invitation">
           {error !== null && <ErrorBanner error={error} title="Could not accept the invitation" />}
           <p>You are signed in as the invited address.</p>
           <button type="submit" aria-busy={busy ? 'true' : undefined} disabled={busy}>
@@ -68,7 +62,7 @@ export default function AcceptInviteScreen() {
         Joining signs you in. If the invited address has no account yet, the name and password below create it. If it has one, type
         its password (the name is then left as it is), or <a href={signInFirst}>sign in first</a>.
       </p>
-      <form onSubmit={(e) => void submit(e)} aria-label="Accept the invitation">
+      <form onSubmit={submit} aria-label="Accept the invitation">
         {error !== null && !failure?.details.length && <ErrorBanner error={error} title="Could not accept the invitation" />}
         <Field label="Your name" error={failure?.fieldError('name')}>
           {(control) => <input {...control} name="name" autoComplete="name" value={name} onInput={(e) => setName(e.currentTarget.value)} />}

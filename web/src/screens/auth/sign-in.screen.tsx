@@ -3,6 +3,7 @@ import { useLocation } from 'preact-iso';
 import { ApiError, api } from '../../api.ts';
 import { ErrorBanner } from '../../components/error-banner.tsx';
 import { Field } from '../../components/field.tsx';
+import { useAction } from '../../components/use-resource.ts';
 import { to } from '../../paths.ts';
 import { setSession } from '../../session.ts';
 import type { Session } from '../../session.ts';
@@ -60,24 +61,16 @@ export default function SignInScreen() {
 function PasswordForm({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const failure = error instanceof ApiError ? error : null;
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      onSignedIn(await api.post<Session>('/auth/sign-in', { email, password }));
-    } catch (caught) {
-      setError(caught);
-      setBusy(false);
-    }
+    void run(async () => onSignedIn(await api.post<Session>('/auth/sign-in', { email, password })));
   };
 
   return (
-    <form onSubmit={(e) => void submit(e)} aria-label="Sign in with a password" data-ready="true">
+    <form onSubmit={submit} aria-label="Sign in with a password" data-ready="true">
       {failure?.code === 'unauthorized' ? (
         <p class="error-banner" role="alert">
           That e-mail and password do not match an account.
