@@ -1,19 +1,81 @@
-// A committed collection: documents keyed by canonical `_id`, plus secondary indexes. Every
-// mutation replaces the Entry object (never mutates a stored document), so open cursors and
-// transaction overlays can hold references safely.
-import type { Binary} from 'bson';
+// A committed collection: documents keyed by canonical `_id`, plus secondary indexes. A stored document is its
+// BSON bytes (what the journal writes and a find sends unchanged), decoded when a query reads it; the indexes hold
+// only keys. Every mutation replaces the Entry object (never changes stored bytes), so open cursors and transaction
+// overlays can hold references safely.
+import type { Binary } from 'bson';
 import { UUID } from 'bson';
 import { CommandError } from './errors.ts';
 import { defaultIndexName, formatKeyValue, Index, sameOptions, type IndexSpec } from './indexes.ts';
 import { orderedPlan, plan, rangePlan } from './planner.ts';
-import { keyOf, promoteDoc, type Doc } from './values.ts';
+import { decodeDoc, decodeView, encodeDoc, keyOf, promoteDoc, type Doc } from './values.ts';
 
-export interface Entry {
+/**
+ * Recently read views, so that hot documents (a link listed again and again, a counter updated by every batch) are
+ * not decoded on every read. Two generations bounded by the stored bytes of their documents: reads fill the young
+ * one; when it is full it becomes the old one and the previous old one is dropped; a hit in the old generation moves
+ * the view back to the young one. Every step is O(1) (a least-recently-used list kept in one Map must skip the holes
+ * its deletions leave at the front, which cost more than the decoding it saves).
+ */
+class ViewCache {
+  private young = new Map<Entry, Doc>();
+  private old = new Map<Entry, Doc>();
+  private youngBytes = 0;
+  private readonly generationBytes: number;
+  constructor(maxBytes: number) {
+    this.generationBytes = maxBytes / 2;
+  }
+  get(entry: Entry): Doc {
+    const hit = this.young.get(entry);
+    if (hit !== undefined) return hit;
+    const view = this.old.get(entry) ?? decodeView(entry.raw);
+    this.young.set(entry, view);
+    this.youngBytes += entry.raw.length;
+    if (this.youngBytes > this.generationBytes) {
+      this.old = this.young;
+      this.young = new Map();
+      this.youngBytes = 0;
+    }
+    return view;
+  }
+}
+
+const views = new ViewCache(8 * 1024 * 1024);
+
+export class Entry {
   readonly id: string;
-  readonly doc: Doc;
-  readonly view: Doc;
+  /** The document as BSON. */
+  readonly raw: Uint8Array;
   /** Global write sequence at which this version was stored; transactions detect conflicts with it. */
   readonly version: number;
+  /** The view of a document not yet in its collection's indexes (they are built from it); dropped once it is. */
+  private fresh: Doc | undefined;
+
+  constructor(id: string, raw: Uint8Array, version: number, fresh?: Doc) {
+    this.id = id;
+    this.raw = raw;
+    this.version = version;
+    this.fresh = fresh;
+  }
+
+  /** The stored document with its BSON numeric wrappers (Long, integral Double, Decimal128): a private copy. */
+  get doc(): Doc {
+    return decodeDoc(this.raw);
+  }
+
+  /** The document with every number promoted, as queries see it. Shared: never to be changed. */
+  get view(): Doc {
+    return this.fresh ?? views.get(this);
+  }
+
+  /** The same document at a new place in the write sequence (a transaction's write, as it commits). */
+  restamp(): Entry {
+    return new Entry(this.id, this.raw, ++sequence, this.fresh);
+  }
+
+  /** Called once the entry is indexed: its view is read from the bytes (or the cache) from now on. */
+  settle(): void {
+    this.fresh = undefined;
+  }
 }
 
 let sequence = 0;
@@ -24,7 +86,19 @@ export function currentSequence(): number {
 
 export function makeEntry(doc: Doc): Entry {
   const view = promoteDoc(doc);
-  return { id: keyOf(view._id), doc, view, version: ++sequence };
+  return new Entry(keyOf(view._id), encodeDoc(doc), ++sequence, view);
+}
+
+/** An entry for stored BSON bytes (read from the journal): `raw` is kept, so it must not be a view of a larger buffer. */
+export function entryFromBytes(raw: Uint8Array): Entry {
+  const view = decodeView(raw);
+  return new Entry(keyOf(view._id), raw, ++sequence, view);
+}
+
+/** Candidates in a sort's order; `covered`: each of them matches the filter (the index walk answered all of it). */
+export interface OrderedEntries {
+  entries: Iterable<Entry>;
+  covered: boolean;
 }
 
 /** What both a committed collection and a transaction's overlay offer to the commands. */
@@ -33,7 +107,7 @@ export interface DocSet {
   get(id: string): Entry | undefined;
   candidates(filter: Doc | undefined): Iterable<Entry>;
   /** Candidates already in `sort`'s order, walking an index, or undefined when no index gives that order. */
-  ordered?(filter: Doc | undefined, sort: Doc): Iterable<Entry> | undefined;
+  ordered?(filter: Doc | undefined, sort: Doc): OrderedEntries | undefined;
   insert(doc: Doc): Entry;
   replace(old: Entry, doc: Doc): Entry;
   remove(old: Entry): void;
@@ -115,16 +189,17 @@ export class Collection implements DocSet {
     }
   }
 
-  ordered(filter: Doc | undefined, sort: Doc): Iterable<Entry> | undefined {
+  ordered(filter: Doc | undefined, sort: Doc): OrderedEntries | undefined {
     const p = orderedPlan(filter, sort, [...this.indexes, this.idIndex]);
     if (!p) return undefined;
     const docs = this.docs;
-    return (function* () {
+    const entries = (function* () {
       for (const id of p.index.walk(p.prefix, p.reverse, p.start, p.stop)) {
         const e = docs.get(id);
         if (e) yield e;
       }
     })();
+    return { entries, covered: p.covered === true };
   }
 
   /** Throws the duplicate key error `entry` would cause; `isOther` decides which owners count. */
@@ -165,16 +240,19 @@ export class Collection implements DocSet {
 
   /** Adds an entry without checks: loading from disk and undoing a failed commit. */
   attach(entry: Entry): void {
+    const view = entry.view;
     this.docs.set(entry.id, entry);
-    this.idIndex.add(entry.id, entry.view);
-    for (const index of this.indexes) index.add(entry.id, entry.view);
+    this.idIndex.add(entry.id, view);
+    for (const index of this.indexes) index.add(entry.id, view);
+    entry.settle();
     this.changed({ kind: 'put', entry });
   }
 
   detach(entry: Entry): void {
+    const view = entry.view;
     this.docs.delete(entry.id);
-    this.idIndex.remove(entry.id, entry.view);
-    for (const index of this.indexes) index.remove(entry.id, entry.view);
+    this.idIndex.remove(entry.id, view);
+    for (const index of this.indexes) index.remove(entry.id, view);
     this.changed({ kind: 'del', entry });
   }
 
@@ -199,7 +277,13 @@ export class Collection implements DocSet {
       }
     }
     const index = new Index(spec);
-    const dup = index.firstDuplicateKey(this.ns, [...this.docs.values()].map((e) => [e.id, e.view] as [string, Doc]));
+    const docs = this.docs;
+    const dup = index.firstDuplicateKey(
+      this.ns,
+      (function* () {
+        for (const e of docs.values()) yield [e.id, e.view] as [string, Doc];
+      })(),
+    );
     if (dup) throw dup;
     for (const e of this.docs.values()) index.add(e.id, e.view);
     this.indexes.push(index);
@@ -220,7 +304,3 @@ export class Collection implements DocSet {
   }
 }
 
-/** A committed copy of an uncommitted entry, stamped with the commit's place in the sequence. */
-export function restamp(entry: Entry): Entry {
-  return { ...entry, version: ++sequence };
-}

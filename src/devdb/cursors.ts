@@ -3,13 +3,17 @@
 import { calculateObjectSize, Long } from 'bson';
 import { CommandError } from './errors.ts';
 import { toNumber, type Doc } from './values.ts';
+import { RawDoc } from './wire.ts';
+
+/** A result: a decoded document, or a stored one sent as its BSON. */
+export type Result = Doc | RawDoc;
 
 const MAX_BATCH_BYTES = 16 * 1024 * 1024 - 64 * 1024;
 const DEFAULT_FIRST_BATCH = 101;
 
 interface OpenCursor {
   ns: string;
-  docs: Doc[];
+  docs: Result[];
   pos: number;
   lastUsed: number;
 }
@@ -17,12 +21,12 @@ interface OpenCursor {
 export class Cursors {
   private readonly open = new Map<string, OpenCursor>();
 
-  private static take(c: { docs: Doc[]; pos: number }, batchSize: number): Doc[] {
-    const batch: Doc[] = [];
+  private static take(c: { docs: Result[]; pos: number }, batchSize: number): Result[] {
+    const batch: Result[] = [];
     let bytes = 0;
     while (c.pos < c.docs.length && batch.length < batchSize) {
       const doc = c.docs[c.pos]!;
-      bytes += calculateObjectSize(doc, { ignoreUndefined: true });
+      bytes += doc instanceof RawDoc ? doc.bytes.length : calculateObjectSize(doc, { ignoreUndefined: true });
       if (batch.length > 0 && bytes > MAX_BATCH_BYTES) break;
       batch.push(doc);
       c.pos++;
@@ -36,7 +40,7 @@ export class Cursors {
   }
 
   /** The `cursor` reply of find/aggregate/list*: first batch, and an id when more remain. */
-  start(ns: string, docs: Doc[], batchSize: unknown, singleBatch = false): Doc {
+  start(ns: string, docs: Result[], batchSize: unknown, singleBatch = false): Doc {
     const size = batchSize === undefined || batchSize === null ? DEFAULT_FIRST_BATCH : toNumber(batchSize);
     const state = { docs, pos: 0 };
     const firstBatch = Cursors.take(state, size > 0 ? size : size === 0 && batchSize !== undefined ? 0 : DEFAULT_FIRST_BATCH);

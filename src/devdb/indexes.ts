@@ -6,7 +6,7 @@ import sortedBTree from 'sorted-btree';
 import { compileFilter, type Matcher } from './engine.ts';
 import { CommandError } from './errors.ts';
 import { EMPTY_ARRAY, pathValues } from './paths.ts';
-import { compareValues, describe, isPlainObject, keyOf, toNumber, type Doc } from './values.ts';
+import { compareValues, describe, intern, isPlainObject, keyOf, toNumber, type Doc } from './values.ts';
 
 export interface IndexSpec {
   name: string;
@@ -41,6 +41,11 @@ export function compareIndexValues(a: unknown, b: unknown): number {
     return a < b ? -1 : a > b ? 1 : 0;
   }
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (a instanceof Date && b instanceof Date) {
+    const x = a.getTime();
+    const y = b.getTime();
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
   return compareValues(a, b);
 }
 
@@ -157,8 +162,11 @@ export class Index {
     if (!perField) return;
     if (!this.multikey && perField.some((vals) => vals.length !== 1 || vals[0] === EMPTY_ARRAY)) this.multikey = true;
     for (const combo of Index.combos(perField)) {
-      combo.push(id);
-      this.tree.set(combo, undefined);
+      // Sized once: a push() grows an array's storage by half plus 16 slots, most of a stored key's memory.
+      const key: Key = new Array<unknown>(combo.length + 1);
+      for (let i = 0; i < combo.length; i++) key[i] = intern(combo[i]);
+      key[combo.length] = id;
+      this.tree.set(key, undefined);
     }
   }
 

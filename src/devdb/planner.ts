@@ -96,6 +96,8 @@ export interface OrderedPlan {
   reverse: boolean;
   start: WalkStart | undefined;
   stop?: WalkStart | undefined;
+  /** Every document the walk yields matches the filter: the index answered all of it, nothing needs decoding. */
+  covered?: boolean;
 }
 
 /**
@@ -210,7 +212,44 @@ export function orderedPlan(filter: Doc | undefined, sort: Doc, indexes: readonl
     // The walk meets the first sort field ascending or descending; start at the bound on that side.
     const ascending = first[1] > 0;
     const bound = filter ? boundOf(filter, first[0], !ascending) : undefined;
-    best = { index, prefix: index.fields.slice(0, p).map((f) => eq.get(f)![0]), reverse, start: bound };
+    // ...and stop at the bound on the other side, instead of walking to the end of the prefix.
+    const stop = filter ? boundOf(filter, first[0], ascending) : undefined;
+    const prefixFields = index.fields.slice(0, p);
+    best = { index, prefix: prefixFields.map((f) => eq.get(f)![0]), reverse, start: bound, stop, covered: covers(filter, prefixFields, first[0]) };
   }
   return best;
+}
+
+const RANGE_OPERATORS: ReadonlySet<string> = new Set(['$gt', '$gte', '$lt', '$lte']);
+
+/** The comparison class of a bound: a range between two values of one class holds only values of that class. */
+function boundClass(v: unknown): string | undefined {
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'number' && !Number.isNaN(v)) return 'number';
+  if (v instanceof Date) return 'date';
+  return undefined;
+}
+
+/**
+ * Whether a walk of `prefix` (equalities) then `field` between its bounds yields exactly the filter's documents:
+ * the filter holds nothing else (no operator at its top, no other field), each prefix field equals one plain
+ * value, and `field` has a lower and an upper bound of one class (strings, numbers or dates), so that type
+ * bracketing, which the index order follows, excludes the same documents the filter would.
+ */
+function covers(filter: Doc | undefined, prefix: readonly string[], field: string): boolean {
+  if (!filter) return true;
+  for (const [key, raw] of Object.entries(filter)) {
+    const cond = promote(raw);
+    if (prefix.includes(key)) {
+      if (boundClass(cond) === undefined && !(cond instanceof ObjectId)) return false;
+    } else if (key === field) {
+      if (!isPlainObject(cond)) return false;
+      const ops = Object.entries(cond);
+      if (ops.length === 0 || ops.some(([op]) => !RANGE_OPERATORS.has(op))) return false;
+      const classes = new Set(ops.map(([, v]) => boundClass(promote(v))));
+      if (classes.size !== 1 || classes.has(undefined)) return false;
+      if (!ops.some(([op]) => op === '$gt' || op === '$gte') || !ops.some(([op]) => op === '$lt' || op === '$lte')) return false;
+    } else return false;
+  }
+  return true;
 }

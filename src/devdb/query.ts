@@ -3,7 +3,8 @@
 import type { DocSet, Entry } from './collection.ts';
 import { compileFilter } from './engine.ts';
 import { EMPTY_ARRAY, pathValues } from './paths.ts';
-import { compareValues, isPlainObject, toNumber, type Doc } from './values.ts';
+import { ObjectId } from 'bson';
+import { compareValues, isPlainObject, keyOf, promote, toNumber, type Doc } from './values.ts';
 
 export interface QueryOptions {
   sort?: Doc;
@@ -33,22 +34,36 @@ export function sortEntries(entries: Entry[], sort: Doc): Entry[] {
   return decorated.map((d) => d.e);
 }
 
+/** For `{_id: v}` with a string, number or ObjectId, the key of v: the entry of that key is the one match. */
+function idEquality(filter: Doc): string | undefined {
+  for (const k in filter) if (k !== '_id') return undefined;
+  const v = promote(filter._id);
+  return typeof v === 'string' || (typeof v === 'number' && !Number.isNaN(v)) || v instanceof ObjectId ? keyOf(v) : undefined;
+}
+
 /**
  * Matching entries, sorted, skipped and limited. A sort that an index gives walks that index and stops at the
  * limit, as MongoDB does; otherwise the matches are sorted, keeping only the best skip + limit as it goes.
  */
 export function queryEntries(docs: DocSet | undefined, filter: Doc | undefined, opts: QueryOptions = {}): Entry[] {
   if (!docs) return [];
-  const match = compileFilter(filter);
+  // An empty filter, or one equality on _id (compared with the entry's key), matches without reading the documents:
+  // they are decoded to be matched.
+  const id = filter ? idEquality(filter) : undefined;
+  const matcher = filter && Object.keys(filter).length > 0 && id === undefined ? compileFilter(filter) : undefined;
+  const match = id !== undefined ? (e: Entry) => e.id === id : matcher && ((e: Entry) => matcher(e.view));
   const skip = opts.skip ?? 0;
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
   const hasSort = opts.sort !== undefined && Object.keys(opts.sort).length > 0;
-  const inOrder = hasSort ? docs.ordered?.(filter, opts.sort!) : undefined;
+  const walk = hasSort ? docs.ordered?.(filter, opts.sort!) : undefined;
+  const inOrder = walk?.entries;
+  // A walk the index answers entirely yields only matches: they are not decoded to be checked.
+  const check = walk?.covered ? undefined : match;
   const needed = hasSort && !inOrder ? Infinity : skip + limit;
   const keep = skip + limit;
   let out: Entry[] = [];
   for (const e of inOrder ?? docs.candidates(filter)) {
-    if (!match(e.view)) continue;
+    if (check && !check(e)) continue;
     out.push(e);
     if (out.length >= needed) break;
     // Top-k: sorting a bounded buffer now and then instead of every match at the end.

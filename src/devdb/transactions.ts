@@ -4,7 +4,7 @@
 // writing the same document conflict eagerly (WriteConflict, TransientTransactionError) and a
 // commit fails the same way if a non-transactional write got to one of its documents first.
 import type { Catalog } from './catalog.ts';
-import { currentSequence, idDuplicateError, makeEntry, restamp, type Collection, type DocSet, type Entry } from './collection.ts';
+import { currentSequence, idDuplicateError, makeEntry, type Collection, type DocSet, type Entry } from './collection.ts';
 import { transient } from './errors.ts';
 import type { Index } from './indexes.ts';
 import type { Doc } from './values.ts';
@@ -182,7 +182,7 @@ export class Transaction {
           if (!e) continue;
           if (coll.get(e.id)) throw coll.idDuplicate(e);
           coll.checkUnique(e);
-          const stamped = restamp(e);
+          const stamped = e.restamp();
           coll.attach(stamped);
           added.push([coll, stamped]);
         }

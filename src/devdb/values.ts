@@ -1,7 +1,7 @@
 // BSON value helpers. Stored documents keep the exact BSON wrappers the client sent (Long,
 // integral Double, Decimal128) so they round-trip; mingo only understands JS numbers, so every
 // stored document also has a "view" where those wrappers are promoted to numbers.
-import { Binary, Decimal128, Double, Int32, Long, ObjectId, Timestamp } from 'bson';
+import { Binary, Decimal128, deserialize, Double, Int32, Long, ObjectId, serialize, Timestamp } from 'bson';
 
 export type Doc = Record<string, unknown>;
 
@@ -20,9 +20,9 @@ export function isPlainObject(v: unknown): v is Doc {
 }
 
 /**
- * One copy of each short string value the stored documents repeat (a click's workspace, link, domain, outcome,
- * device...): each decoded document otherwise holds its own copies, a third of a stored click's heap. Bounded: when
- * full it starts over, so values seen once (ids) cost a slot only until then, and stored strings stay shared.
+ * One copy of each short string value index keys repeat (a click's workspace, link, rolled-up flag...): each decoded
+ * document otherwise brings its own copies into the indexes. Bounded: when full it starts over, so values seen once
+ * (ids) cost a slot only until then, and the strings already in keys stay shared.
  */
 class StringPool {
   private pool = new Map<string, string>();
@@ -42,13 +42,17 @@ class StringPool {
 const INTERN_MAX_LENGTH = 64;
 const strings = new StringPool(65_536);
 
+/** The shared copy of a short string (see StringPool); other values unchanged. */
+export function intern<T>(v: T): T {
+  return typeof v === 'string' && v.length <= INTERN_MAX_LENGTH ? (strings.intern(v) as T) : v;
+}
+
 /**
  * Incoming documents are deserialized with promoteValues:false. Int32 and non-integral doubles
  * serialize back to the same BSON type as a JS number, so only Long, integral Double and
  * Decimal128 stay wrapped. Mutates in place: the input was freshly deserialized.
  */
 export function normalizeIncoming(v: unknown): unknown {
-  if (typeof v === 'string') return v.length <= INTERN_MAX_LENGTH ? strings.intern(v) : v;
   if (v instanceof Int32) return v.value;
   if (v instanceof Double) return Number.isInteger(v.value) && !Object.is(v.value, -0) ? v : v.value;
   if (Array.isArray(v)) {
@@ -98,6 +102,20 @@ export function promote(v: unknown): unknown {
 
 export function promoteDoc(doc: Doc): Doc {
   return promote(doc) as Doc;
+}
+
+/** A stored document's BSON decoded with its numeric wrappers kept (see normalizeIncoming): a private copy. */
+export function decodeDoc(raw: Uint8Array): Doc {
+  return normalizeIncoming(deserialize(raw, { promoteValues: false })) as Doc;
+}
+
+/** A stored document's BSON decoded straight to its promoted view (numbers for every numeric type). */
+export function decodeView(raw: Uint8Array): Doc {
+  return promote(deserialize(raw)) as Doc;
+}
+
+export function encodeDoc(doc: Doc): Uint8Array {
+  return serialize(doc, { ignoreUndefined: true });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Binary, Decimal128, Double, Int32, Long, MongoBulkWriteError, ObjectId } from 'mongodb';
+import { Binary, Decimal128, Double, Int32, Long, MongoBulkWriteError, ObjectId, type Document } from 'mongodb';
 import { startHarness, type Harness } from './harness.ts';
 
 describe('devdb CRUD through the driver', () => {
@@ -50,6 +50,39 @@ describe('devdb CRUD through the driver', () => {
     expect(back!.nothing).to.equal(null);
     const plain = await coll.findOne({ _id: id });
     expect(plain!.nested).to.deep.equal({ deep: { list: [1, 'two', { three: 3 }] } });
+  });
+
+  it('answers the same typed documents from a find, a projection, a getMore batch, an aggregation and findOneAndUpdate', async () => {
+    const coll = h.db.collection<{ _id: number } & Document>('answers');
+    const docs = Array.from({ length: 5 }, (_, i) => ({
+      _id: i,
+      long: Long.fromString('9007199254740993'),
+      int: new Int32(i),
+      double: new Double(i + 1),
+      decimal: Decimal128.fromString(`${i}.5`),
+      at: new Date(1_700_000_000_000 + i),
+      nested: { list: [i, 'x', { y: [null, true] }] },
+    }));
+    await coll.insertMany(docs);
+    const raw = { promoteValues: false, promoteLongs: false } as const;
+    const expected = docs.map((d) => JSON.stringify(d));
+    // batchSize 2: the first batch and two getMore batches.
+    const found = await coll.find({}, { ...raw, batchSize: 2 }).sort({ _id: 1 }).toArray();
+    expect(found.map((d) => JSON.stringify(d))).to.deep.equal(expected);
+    expect(found[4]!.long).to.be.instanceOf(Long);
+    expect(found[4]!.int).to.be.instanceOf(Int32);
+    expect(found[4]!.double).to.be.instanceOf(Double);
+    const aggregated = await coll.aggregate([{ $match: { _id: { $gte: 0 } } }], raw).toArray();
+    expect(aggregated.map((d) => JSON.stringify(d))).to.deep.equal(expected);
+    const projected = await coll.find({ _id: 3 }, { ...raw, projection: { nested: 1 } }).toArray();
+    expect(projected).to.deep.equal([{ _id: new Int32(3), nested: { list: [new Int32(3), 'x', { y: [null, true] }] } }]);
+    const before = await coll.findOneAndUpdate({ _id: 2 }, { $inc: { int: 1 } }, { ...raw, returnDocument: 'before' });
+    expect(JSON.stringify(before)).to.equal(expected[2]);
+    const after = await coll.findOne({ _id: 2 }, raw);
+    expect(after!.int).to.be.instanceOf(Int32);
+    expect((after!.int as Int32).value).to.equal(3);
+    expect(after!.long).to.be.instanceOf(Long);
+    expect(JSON.stringify({ ...after, int: new Int32(2) })).to.equal(expected[2]);
   });
 
   it('queries numeric wrappers by numeric value', async () => {

@@ -112,6 +112,61 @@ describe('devdb sorted, limited reads', () => {
     expect(orderedPlan({ workspace_id: 'ws_1' }, { created_at: -1, _id: 1 }, [newest])).to.equal(undefined);
   });
 
+  it('reads a time range of one workspace in either order as a full filter and sort would, other types of the field excluded', async () => {
+    const mixed = h.db.collection<{ _id: string; w: string; t: unknown }>('time_ranges');
+    await mixed.createIndex({ w: 1, t: -1 }, { name: 'w_time' });
+    const docs: Array<{ _id: string; w: string; t: unknown }> = [];
+    const r = rng(7);
+    for (let i = 0; i < 400; i++) {
+      const kind = r();
+      // Mostly dates on whole seconds (so bounds fall on stored values), some numbers, strings and missing times.
+      const t = kind < 0.8 ? new Date(1_700_000_000_000 + Math.floor(r() * 30) * 1000) : kind < 0.87 ? 1_700_000_010_000 : kind < 0.94 ? '2023-11-14' : undefined;
+      const doc = { _id: `d${String(i).padStart(3, '0')}`, w: r() < 0.5 ? 'a' : 'b', t };
+      if (t === undefined) delete (doc as { t?: unknown }).t;
+      docs.push(doc);
+    }
+    await mixed.insertMany(docs);
+    const lo = new Date(1_700_000_005_000);
+    const hi = new Date(1_700_000_020_000);
+    type Range = { $gte?: Date; $gt?: Date; $lt?: Date; $lte?: Date };
+    const cases: Range[] = [{ $gte: lo, $lt: hi }, { $gt: lo, $lte: hi }, { $gte: lo, $lte: lo }, { $gt: hi, $lt: lo }, { $gte: hi }, { $lt: lo }];
+    for (const range of cases) {
+      const inRange = (t: unknown) =>
+        t instanceof Date &&
+        (range.$gte === undefined || t >= range.$gte) &&
+        (range.$gt === undefined || t > range.$gt) &&
+        (range.$lt === undefined || t < range.$lt) &&
+        (range.$lte === undefined || t <= range.$lte);
+      for (const dir of [1, -1] as const) {
+        const expected = docs.filter((d) => d.w === 'a' && inRange(d.t)).map((d) => (d.t as Date).getTime() * dir);
+        const got = await mixed.find({ w: 'a', t: range }).sort({ t: dir }).toArray();
+        expect(got.every((d) => d.w === 'a' && inRange(d.t)), JSON.stringify(range)).to.equal(true);
+        expect(got.map((d) => (d.t as Date).getTime() * dir), `${JSON.stringify(range)} ${dir}`).to.deep.equal(expected.sort((x, y) => x - y));
+      }
+    }
+  });
+
+  it('stops a walk at the far bound and says when the index answers the whole filter', () => {
+    const index = new Index({ name: 'workspace_time', key: { workspace_id: 1, ts: -1 } });
+    const lo = new Date(1000);
+    const hi = new Date(2000);
+    const p = orderedPlan({ workspace_id: 'ws_1', ts: { $gte: lo, $lt: hi } }, { ts: 1 }, [index]);
+    expect(p?.reverse).to.equal(true);
+    expect(p?.start).to.deep.equal({ value: lo, inclusive: true });
+    expect(p?.stop).to.deep.equal({ value: hi, inclusive: false });
+    expect(p?.covered).to.equal(true);
+    const q = orderedPlan({ workspace_id: 'ws_1', ts: { $gte: lo, $lt: hi } }, { ts: -1 }, [index]);
+    expect([q?.start, q?.stop]).to.deep.equal([{ value: hi, inclusive: false }, { value: lo, inclusive: true }]);
+    // Anything the walk does not answer leaves the filter to be checked on each document.
+    expect(orderedPlan({ workspace_id: 'ws_1', ts: { $gte: lo, $lt: hi }, link_id: 'lnk_1' }, { ts: 1 }, [index])?.covered).to.equal(false);
+    expect(orderedPlan({ workspace_id: 'ws_1', ts: { $gte: lo } }, { ts: 1 }, [index])?.covered).to.equal(false);
+    expect(orderedPlan({ workspace_id: 'ws_1', ts: { $gte: lo, $lt: 5 } }, { ts: 1 }, [index])?.covered).to.equal(false);
+    expect(orderedPlan({ workspace_id: 'ws_1', ts: { $gte: lo, $lt: hi, $ne: lo } }, { ts: 1 }, [index])?.covered).to.equal(false);
+    expect(orderedPlan({ workspace_id: { $in: ['ws_1'] }, ts: { $gte: lo, $lt: hi } }, { ts: 1 }, [index])?.covered).to.equal(false);
+    expect(orderedPlan({ $and: [{ workspace_id: 'ws_1' }], ts: { $gte: lo, $lt: hi } }, { ts: 1 }, [index])?.covered).to.equal(false);
+    expect(orderedPlan({ workspace_id: null, ts: { $gte: lo, $lt: hi } }, { ts: 1 }, [index])?.covered).to.equal(false);
+  });
+
   it('answers ranges from an index: the attempts of one delivery by _id range, and ranges over arrays', async () => {
     const log = h.db.collection<{ _id: string }>('attempts');
     await log.insertMany(['dlv_a.1', 'dlv_a.2', 'dlv_ab.1', 'dlv_a', 'dlv_b.1', 'dlv_a/'].map((_id) => ({ _id })));

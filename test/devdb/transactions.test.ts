@@ -51,6 +51,21 @@ describe('devdb sessions and transactions', () => {
     expect((await coll.findOne({ k: 'existing' }))!.v).to.equal(1);
   });
 
+  it('finds one document by _id among the transaction\'s own writes and the committed ones', async () => {
+    const coll = h.db.collection<{ _id: string; v: number }>('tx_by_id');
+    await coll.insertMany([{ _id: 'a', v: 0 }, { _id: 'b', v: 0 }]);
+    await inSession(async (s) => {
+      s.startTransaction();
+      await coll.insertOne({ _id: 'c', v: 1 }, { session: s });
+      await coll.updateOne({ _id: 'a' }, { $set: { v: 1 } }, { session: s });
+      expect(await coll.find({ _id: 'c' }, { session: s }).toArray()).to.deep.equal([{ _id: 'c', v: 1 }]);
+      expect(await coll.find({ _id: 'a' }, { session: s }).toArray()).to.deep.equal([{ _id: 'a', v: 1 }]);
+      expect(await coll.find({ _id: 'b' }, { session: s }).toArray()).to.deep.equal([{ _id: 'b', v: 0 }]);
+      expect(await coll.find({ _id: 'z' }, { session: s }).toArray()).to.deep.equal([]);
+      await s.abortTransaction();
+    });
+  });
+
   it('leaves no trace when the transaction callback throws', async () => {
     const coll = h.db.collection('tx_throw');
     await coll.insertOne({ k: 'keep' });

@@ -3,7 +3,9 @@ import { CommandError } from '../errors.ts';
 import { project, runPipeline } from '../engine.ts';
 import { EMPTY_ARRAY, pathValues } from '../paths.ts';
 import { queryEntries, type QueryOptions } from '../query.ts';
-import { cloneValue, compareValues, isPlainObject, keyOf, promote, toNumber, type Doc } from '../values.ts';
+import type { Result } from '../cursors.ts';
+import { compareValues, decodeView, isPlainObject, keyOf, promote, toNumber, type Doc } from '../values.ts';
+import { RawDoc } from '../wire.ts';
 import { collectionName, optionalDoc, readable, type CommandContext, type Handler } from './context.ts';
 
 function find(ctx: CommandContext): Doc {
@@ -20,9 +22,9 @@ function find(ctx: CommandContext): Doc {
     skip: cmd.skip === undefined ? 0 : toNumber(cmd.skip),
     limit,
   });
-  let docs = entries.map((e) => e.doc);
   const projection = optionalDoc(cmd.projection, 'projection');
-  if (projection && Object.keys(projection).length > 0) docs = project(docs, projection);
+  // Without a projection the stored bytes are the answer: no decoding, no encoding.
+  const docs: Result[] = projection && Object.keys(projection).length > 0 ? project(entries.map((e) => e.doc), projection) : entries.map((e) => new RawDoc(e.raw));
   return { cursor: ctx.state.cursors.start(`${ctx.db}.${coll}`, docs, cmd.batchSize, singleBatch), ok: 1 };
 }
 
@@ -104,7 +106,7 @@ function aggregate(ctx: CommandContext): Doc {
   const cursorOpts = optionalDoc(cmd.cursor, 'cursor') ?? {};
   const { filter, opts, rest } = splitPipeline(stages);
   const entries = queryEntries(readable(ctx, coll), filter, opts);
-  let out: Doc[];
+  let out: Result[];
   const group = countOnlyGroup(rest);
   if (group) {
     out = [];
@@ -114,11 +116,12 @@ function aggregate(ctx: CommandContext): Doc {
       out.push(doc);
     }
   } else if (rest.length === 0) {
-    out = entries.map((e) => e.doc);
+    out = entries.map((e) => new RawDoc(e.raw));
   } else {
-    const resolve = (name: string): Doc[] => queryEntries(readable(ctx, name), undefined).map((e) => cloneValue(e.view));
+    // Fresh decodes: the pipeline may change the documents it is given.
+    const resolve = (name: string): Doc[] => queryEntries(readable(ctx, name), undefined).map((e) => decodeView(e.raw));
     out = runPipeline(
-      entries.map((e) => cloneValue(e.view)),
+      entries.map((e) => decodeView(e.raw)),
       rest,
       resolve,
     );
