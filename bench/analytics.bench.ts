@@ -5,10 +5,11 @@
 //    keeps everything in memory, and the queries under test never read raw clicks. Then summary, time series and a
 //    90-day country breakdown against the api: p50 and p99;
 // 3. CSV export of BENCH_EXPORT_ROWS (1,000,000) raw clicks: rows per second, and the api process's RSS growth.
+// BENCH_ANALYTICS_PHASES (default `ingest,queries,export`) runs only the named phases, e.g. `export` alone.
 import { readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
-import { MongoClient } from 'mongodb';
+import { MongoClient, type Db } from 'mongodb';
 import { pino } from 'pino';
 import { benchDatabase, startChild, stopChild } from './harness.ts';
 import { freePort } from '../test/helpers/processes.ts';
@@ -82,6 +83,12 @@ async function metricValue(url: string, name: string): Promise<number> {
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
+/** CPU seconds (user + system) a child process has used so far. */
+function cpuOf(child: ChildProcess): number {
+  const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 function rssOf(child: ChildProcess): number {
   const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) * 1024;
@@ -94,11 +101,12 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
   const children: ChildProcess[] = [database.child];
   const baseEnv = { NODE_ENV: 'test', MONGODB_URI: database.uri, HOST: '127.0.0.1', NATS_URL, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' };
   const result: Record<string, unknown> = {};
+  const phases = new Set((process.env.BENCH_ANALYTICS_PHASES ?? 'ingest,queries,export').split(',').map((p) => p.trim()));
   try {
     // 1. Ingestion, rollups off then on (alternating rounds), each into a database of its own.
     const ingestClicks = Number(process.env.BENCH_ANALYTICS_INGEST ?? 50_000);
     const rates: Record<'off' | 'on', number[]> = { off: [], on: [] };
-    const rounds = Math.max(1, Math.min(options.rounds, 2));
+    const rounds = phases.has('ingest') ? Math.max(1, Math.min(options.rounds, 2)) : 0;
     for (let round = 0; round < rounds; round++) {
       for (const mode of ['off', 'on'] as const) {
         const prefix = natsPrefix();
@@ -124,7 +132,7 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
       }
     }
     const best = (list: number[]) => Math.max(...list);
-    result.ingestion = {
+    if (rounds > 0) result.ingestion = {
       clicks: ingestClicks,
       rollups_off_clicks_per_second: best(rates.off),
       rollups_on_clicks_per_second: best(rates.on),
@@ -133,7 +141,7 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
     };
 
     // 2. The big workspace: clicks over 90 days through the rollup code, raw documents not stored.
-    const total = Number(process.env.BENCH_ANALYTICS_CLICKS ?? 10_000_000);
+    const total = phases.has('queries') ? Number(process.env.BENCH_ANALYTICS_CLICKS ?? 10_000_000) : 0;
     const client = new MongoClient(database.uri);
     await client.connect();
     const db = client.db('linkplane_bench');
@@ -168,7 +176,7 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
       breakdown_country_90d_kolkata: `${base}/breakdown?interval=90d&dimension=country&timezone=Asia/Kolkata`,
     };
     const latencies: Record<string, unknown> = {};
-    for (const [name, url] of Object.entries(queries)) {
+    for (const [name, url] of Object.entries(phases.has('queries') ? queries : {})) {
       const check = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
       if (check.status !== 200) throw new Error(`${name}: ${check.status} ${await check.text()}`);
       const run = await autocannon({ url, connections: 1, duration: options.seconds, headers: { Authorization: `Bearer ${key}` } });
@@ -178,40 +186,53 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
     result.queries = latencies;
 
     // 3. CSV export of raw clicks.
-    const rows = Number(process.env.BENCH_EXPORT_ROWS ?? 1_000_000);
-    const exporter = await database.aWorkspace('bench-export');
-    const makeRaw = clickFactory(exporter.id, 7);
-    const rawStart = end - 86_400_000;
-    for (let i = 0; i < rows; i += 10_000) {
-      const docs = Array.from({ length: Math.min(10_000, rows - i) }, (_, k) => toClickDoc(makeRaw(rawStart + Math.floor(((i + k) / rows) * 86_400_000))));
-      await db.collection('clicks').insertMany(docs as never[], { ordered: false });
-    }
+    if (phases.has('export')) result.export = await exportPhase(database, db, api, base, end);
     await client.close();
-    const rssBefore = rssOf(api);
-    let rssPeak = rssBefore;
-    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssOf(api))), 100);
-    const exportStarted = performance.now();
-    const res = await fetch(`${base}/export.csv?interval=7d&bots=include`, { headers: { Authorization: `Bearer ${exporter.key}` } });
-    let lines = 0;
-    const decoder = new TextDecoder();
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      const text = decoder.decode(chunk, { stream: true });
-      for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++;
-    }
-    const exportSeconds = (performance.now() - exportStarted) / 1000;
-    clearInterval(sampler);
-    result.export = {
-      rows: lines - 1,
-      seconds: Number(exportSeconds.toFixed(1)),
-      rows_per_second: Math.round((lines - 1) / exportSeconds),
-      api_rss_before_mb: mb(rssBefore),
-      api_rss_peak_mb: mb(rssPeak),
-      api_rss_growth_mb: mb(rssPeak - rssBefore),
-    };
-    console.error(`export: ${lines - 1} rows in ${exportSeconds.toFixed(1)} s (${Math.round((lines - 1) / exportSeconds)}/s), api RSS +${mb(rssPeak - rssBefore)} MB`);
     result.load_average = readFileSync('/proc/loadavg', 'utf8').trim();
     return result;
   } finally {
+    await database.close();
     for (const child of children.reverse()) await stopChild(child);
   }
+}
+
+/** Phase 3: BENCH_EXPORT_ROWS raw clicks stored in the day before `end`, then exported once as CSV. */
+async function exportPhase(database: Awaited<ReturnType<typeof benchDatabase>>, db: Db, api: ChildProcess, base: string, end: number): Promise<Record<string, unknown>> {
+  const rows = Number(process.env.BENCH_EXPORT_ROWS ?? 1_000_000);
+  const exporter = await database.aWorkspace('bench-export');
+  const makeRaw = clickFactory(exporter.id, 7);
+  const rawStart = end - 86_400_000;
+  for (let i = 0; i < rows; i += 10_000) {
+    const docs = Array.from({ length: Math.min(10_000, rows - i) }, (_, k) => toClickDoc(makeRaw(rawStart + Math.floor(((i + k) / rows) * 86_400_000))));
+    await db.collection('clicks').insertMany(docs as never[], { ordered: false });
+  }
+  const rssBefore = rssOf(api);
+  let rssPeak = rssBefore;
+  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssOf(api))), 100);
+  const cpuBefore = { api: cpuOf(api), db: cpuOf(database.child) };
+  const exportStarted = performance.now();
+  const res = await fetch(`${base}/export.csv?interval=7d&bots=include`, { headers: { Authorization: `Bearer ${exporter.key}` } });
+  if (res.status !== 200) throw new Error(`export: ${res.status} ${await res.text()}`);
+  // Line ends counted in the bytes (no cell of these clicks holds one): decoding them would load this process, which
+  // shares the machine with the api.
+  let lines = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+  }
+  const exportSeconds = (performance.now() - exportStarted) / 1000;
+  clearInterval(sampler);
+  const cpu = { api: cpuOf(api) - cpuBefore.api, db: cpuOf(database.child) - cpuBefore.db };
+  console.error(`export: ${lines - 1} rows in ${exportSeconds.toFixed(1)} s (${Math.round((lines - 1) / exportSeconds)}/s), api RSS +${mb(rssPeak - rssBefore)} MB, CPU api ${cpu.api.toFixed(1)} s, database ${cpu.db.toFixed(1)} s`);
+  return {
+    rows: lines - 1,
+    seconds: Number(exportSeconds.toFixed(1)),
+    rows_per_second: Math.round((lines - 1) / exportSeconds),
+    // On a shared machine the wall clock depends on the neighbours; the CPU each process spent does much less.
+    api_cpu_seconds: Number(cpu.api.toFixed(2)),
+    database_cpu_seconds: Number(cpu.db.toFixed(2)),
+    rows_per_api_cpu_second: Math.round((lines - 1) / cpu.api),
+    api_rss_before_mb: mb(rssBefore),
+    api_rss_peak_mb: mb(rssPeak),
+    api_rss_growth_mb: mb(rssPeak - rssBefore),
+  };
 }

@@ -246,6 +246,7 @@ describe('analytics endpoints: access, validation, conversions, rebuild and the 
         '\tcmd',
         '\rcr',
         'Zürich 東京 🚀',
+        '=1+1\n=2+2',
       ];
       nasty.forEach((city, i) => {
         clicks[i]!.visitor.city = city;
@@ -257,7 +258,11 @@ describe('analytics endpoints: access, validation, conversions, rebuild and the 
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
       expect(res.headers.get('transfer-encoding')).to.equal('chunked');
-      const rows = parse<Record<string, string>>(await res.text(), { columns: true });
+      const text = await res.text();
+      // RFC 4180 records end with CRLF, the last one included.
+      expect(text.slice(0, text.indexOf('\n') + 1)).to.equal(`${EXPORT_COLUMNS.join(',')}\r\n`);
+      expect(text.endsWith('\r\n')).to.equal(true);
+      const rows = parse<Record<string, string>>(text, { columns: true });
       expect(Object.keys(rows[0]!)).to.deep.equal([...EXPORT_COLUMNS]);
       expect(rows.map((r) => r.click_id).sort()).to.deep.equal(clicks.map((c) => c.id).sort());
       const cityOf = (id: string) => rows.find((r) => r.click_id === id)!.city;
@@ -270,6 +275,8 @@ describe('analytics endpoints: access, validation, conversions, rebuild and the 
       expect(cityOf(clicks[6]!.id)).to.equal(`'\tcmd`);
       expect(cityOf(clicks[7]!.id)).to.equal(`'\rcr`);
       expect(cityOf(clicks[8]!.id)).to.equal('Zürich 東京 🚀');
+      // A formula is neutralised whatever follows its first line.
+      expect(cityOf(clicks[9]!.id)).to.equal(`'=1+1\n=2+2`);
       // The campaign of a destination is itself a formula: neutralised in its own column too.
       for (const row of rows) if (row.utm_campaign !== '') expect(row.utm_campaign).to.not.match(/^[=+\-@\t\r]/);
       expect(rows.find((r) => r.click_id === clicks[0]!.id)!.ip).to.equal('a1b2c3d4e5');
@@ -305,6 +312,10 @@ describe('analytics endpoints: access, validation, conversions, rebuild and the 
       expect(fourth.status).to.equal(200);
       const rows = parse<Record<string, string>>(await fourth.text(), { columns: true });
       expect(rows).to.have.length(20_000);
+      // Many cursor batches, each click once, oldest first.
+      expect(new Set(rows.map((row) => row.click_id)).size).to.equal(20_000);
+      const times = rows.map((row) => Date.parse(row.timestamp!));
+      expect(times.every((t, i) => i === 0 || t >= times[i - 1]!), 'rows in time order').to.equal(true);
       second.abort();
     });
   });
