@@ -1,10 +1,12 @@
-// Links API benchmark: GET /v1/links?limit=50 and POST /v1/links against the api process on devdb, and the cost of
-// validating one link body with every optional block filled (in this process, no I/O).
+// Links API benchmark: GET /v1/links?limit=50 and POST /v1/links against the api process on devdb, beside node:http
+// and Koa answering the same page (the floor), and the cost of validating one link body with every optional block
+// filled (in this process, no I/O).
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { bodyValidator } from '../src/http/validation.ts';
 import { LinkCreateSchema } from '../src/links/link.schemas.ts';
 import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
-import { benchDatabase, freePort, startChild, stopChild } from './harness.ts';
+import { benchDatabase, freePort, median, startChild, stopChild } from './harness.ts';
 import type { BenchOptions } from './foundation.bench.ts';
 
 /** A link using every optional block, near its bounds where that costs the validator most. */
@@ -61,6 +63,9 @@ function validationCost(): { iterations: number; microseconds_per_link: number }
   return { iterations, microseconds_per_link: Math.round(ns / iterations / 10) / 100 };
 }
 
+/** Deep pages read in turn: 12,500 links, more than the api keeps renderings of (src/links/link.render.ts). */
+const DEEP_PAGES = 250;
+
 export async function linksBench(options: BenchOptions): Promise<Record<string, unknown>> {
   const apiPort = await freePort();
   const database = await benchDatabase();
@@ -72,6 +77,14 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
     children.push(
       await startChild('src/main/run.ts', ['api'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: 'info' }, `http://127.0.0.1:${apiPort}/readyz`),
     );
+    // BENCH_BASELINE_ROOT: another checkout (say, the commit before a change) whose api reads the same devdb.
+    const baselineRoot = process.env.BENCH_BASELINE_ROOT;
+    const baselinePort = baselineRoot ? await freePort() : 0;
+    if (baselineRoot) {
+      children.push(
+        await startChild(join(baselineRoot, 'src/main/run.ts'), ['api'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(baselinePort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: 'info' }, `http://127.0.0.1:${baselinePort}/readyz`),
+      );
+    }
     const base = `http://127.0.0.1:${apiPort}/v1`;
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
     // The list is read from a workspace of BENCH_LINKS (100,000) links, created through the API in bulk.
@@ -87,6 +100,23 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
       }),
     );
     console.error(`seeded ${total} links in ${Math.round((Date.now() - seedStart) / 1000)} s`);
+    // The floor under the list: node:http answering the first page's bytes, and Koa serialising the same document.
+    const page = await (await fetch(`${base}/links?limit=50`, { headers })).text();
+    const [httpPort, koaPort] = await Promise.all([freePort(), freePort()]);
+    children.push(await startChild('bench/servers/bare-http.ts', [], { PORT: String(httpPort), BODY: page, ROUTE: '/v1/links' }, `http://127.0.0.1:${httpPort}/v1/links`));
+    children.push(await startChild('bench/servers/bare-koa.ts', [], { PORT: String(koaPort), BODY: page, ROUTE: '/v1/links' }, `http://127.0.0.1:${koaPort}/v1/links`));
+    // Pages deep into the workspace, each another 50 links: more links than the api keeps renderings of, read in
+    // turn, so every link of every page is decoded and rendered afresh (the list's cost for links not read before).
+    const deep: string[] = [];
+    for (let cursor: string | null = null; deep.length < DEEP_PAGES; ) {
+      const res = await fetch(`${base}/links?limit=50${cursor ? `&cursor=${cursor}` : ''}`, { headers });
+      cursor = ((await res.json()) as { pagination: { next_cursor: string | null } }).pagination.next_cursor;
+      if (!cursor) break;
+      deep.push(`/v1/links?limit=50&cursor=${cursor}`);
+    }
+    let turn = 0;
+    const nextDeep = (req: autocannon.Request) => ({ ...req, path: deep[turn++ % deep.length]! });
+
     const run = async (name: string, opts: autocannon.Options) => {
       const r = await autocannon({ connections: 10, duration: options.seconds, ...opts });
       console.error(`${name}: ${Math.round(r.requests.average)} req/s p99 ${r.latency.p99} ms non-2xx ${r.non2xx}`);
@@ -94,10 +124,19 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
     };
     const rows = [];
     for (let round = 0; round < options.rounds; round++) {
+      rows.push(await run('node:http (same bytes)', { url: `http://127.0.0.1:${httpPort}/v1/links` }));
+      rows.push(await run('koa (same document)', { url: `http://127.0.0.1:${koaPort}/v1/links` }));
       rows.push(await run('GET /v1/links?limit=50', { url: `${base}/links?limit=50`, headers }));
+      rows.push(await run(`GET /v1/links?limit=50 (${deep.length} pages in turn)`, { url: base, headers, requests: [{ setupRequest: nextDeep }] }));
+      if (baselineRoot) {
+        rows.push(await run('baseline GET /v1/links?limit=50', { url: `http://127.0.0.1:${baselinePort}/v1/links?limit=50`, headers }));
+        rows.push(await run(`baseline GET /v1/links?limit=50 (${deep.length} pages in turn)`, { url: `http://127.0.0.1:${baselinePort}/v1`, headers, requests: [{ setupRequest: nextDeep }] }));
+      }
       rows.push(await run('POST /v1/links', { url: `${base}/links`, method: 'POST', headers, body: JSON.stringify({ url: 'https://example.com/new' }) }));
     }
-    return { database: 'devdb (src/devdb, separate process)', links_in_workspace: total, rows, validation: validationCost() };
+    const medians = new Map<string, number>();
+    for (const name of new Set(rows.map((r) => r.target))) medians.set(name, median(rows.filter((r) => r.target === name).map((r) => r.rps)));
+    return { database: 'devdb (src/devdb, separate process)', links_in_workspace: total, response_bytes: Buffer.byteLength(page), median_rps: Object.fromEntries(medians), rows, validation: validationCost() };
   } finally {
     for (const child of children.reverse()) await stopChild(child);
   }

@@ -6,7 +6,8 @@ const app = new Koa();
 const router = new Router();
 // The same document our api answers (the bench passes it in), serialised per request as Koa does for ours.
 const document = JSON.parse(process.env.BODY ?? '{}') as unknown;
-router.get('/v1/key', (ctx) => {
+// The path answered; the foundation bench's `/v1/key` unless ROUTE says otherwise.
+router.get(process.env.ROUTE ?? '/v1/key', (ctx) => {
   ctx.body = document;
 });
 app.use(router.routes());

@@ -39,7 +39,8 @@ export function linkRoutes(links: LinkService): RouteSpec[] {
       query: LinkListQuerySchema,
       responses: [{ status: 200, description: 'A page of links', schema: LinkListSchema }],
       handler: async (ctx, { query }) => {
-        ctx.body = await links.list(workspaceOf(ctx), query);
+        ctx.type = 'application/json';
+        ctx.body = await links.listJson(workspaceOf(ctx), query);
       },
     }),
     route({

@@ -6,7 +6,7 @@ import type { CacheBus } from '../platform/cache-bus.ts';
 import type { Principal } from '../keys/key.service.ts';
 import type { EventStore } from '../events/event.store.ts';
 import type { EventType } from '../events/event-types.ts';
-import { decodeTimePosition, pageOf, timePosition, type Pagination } from '../http/cursor.ts';
+import { decodeTimePosition, pageOf, timePosition } from '../http/cursor.ts';
 import { bodyValidator } from '../http/validation.ts';
 import type { LinkDoc, LinkStore } from './link.store.ts';
 import type { QuotaStore } from './quota.store.ts';
@@ -14,6 +14,7 @@ import type { LabelDoc, LabelStore } from './label.store.ts';
 import type { DomainDirectory } from './domains.ts';
 import { hashPassword } from '../platform/password.ts';
 import { linkView } from './link.view.ts';
+import { LinkRenderer } from './link.render.ts';
 import type { Blocklist } from './link-safety.ts';
 import { applyUtm, capabilitiesUsed, checkReferences, generateSlug, requireCapabilities, withRuleIds, type LinkContent } from './link.prepare.ts';
 import { LinkStoredSchema, type Link, type LinkCreate, type LinkListQuery, type LinkUpdate } from './link.schemas.ts';
@@ -45,8 +46,10 @@ const validateStored = bodyValidator(LinkStoredSchema);
 
 export class LinkService {
   private readonly d: LinkServiceDeps;
+  private readonly renderer: LinkRenderer;
   constructor(deps: LinkServiceDeps) {
     this.d = deps;
+    this.renderer = new LinkRenderer(deps.domains.default.baseUrl);
   }
 
   async create(principal: WorkspacePrincipal, input: LinkCreate): Promise<Link> {
@@ -129,8 +132,12 @@ export class LinkService {
     await this.broadcast(existing);
   }
 
-  async list(principal: WorkspacePrincipal, query: LinkListQuery): Promise<{ data: Link[]; pagination: Pagination }> {
-    const rows = await this.d.links.page({
+  /**
+   * A page of links as the JSON text of the list answer: rendered from the stored bytes (`LinkRenderer`), with the
+   * page's tags read once for all its links.
+   */
+  async listJson(principal: WorkspacePrincipal, query: LinkListQuery): Promise<string> {
+    const rows = await this.d.links.pageBytes({
       workspaceId: principal.workspace._id,
       after: decodeTimePosition(query.cursor),
       limit: query.limit + 1,
@@ -140,8 +147,10 @@ export class LinkService {
       ...(query.folder_id !== undefined ? { folder_id: query.folder_id } : {}),
       ...(query.archived !== undefined ? { archived: query.archived === 'true' } : {}),
     });
-    const { page, pagination } = pageOf(rows, query.limit, timePosition);
-    return { data: await this.views(page), pagination };
+    const links = rows.map((bytes) => this.renderer.render(bytes));
+    const { page, pagination } = pageOf(links, query.limit, (link) => timePosition({ created_at: link.createdAt, _id: link.id }));
+    const tags = await this.tagsOf(principal.workspace._id, page.flatMap((link) => link.tagIds));
+    return `{"data":[${page.map((link) => this.renderer.json(link, tags)).join(',')}],"pagination":${JSON.stringify(pagination)}}`;
   }
 
   private async find(principal: WorkspacePrincipal, id: string): Promise<LinkDoc> {
@@ -205,9 +214,12 @@ export class LinkService {
   private async views(docs: LinkDoc[]): Promise<Link[]> {
     const workspaceId = docs[0]?.workspace_id;
     if (!workspaceId) return [];
-    const tagIds = [...new Set(docs.flatMap((d) => d.tag_ids))];
-    const tags = new Map<string, LabelDoc>((await this.d.tags.findMany(workspaceId, tagIds)).map((t) => [t._id, t]));
+    const tags = await this.tagsOf(workspaceId, docs.flatMap((d) => d.tag_ids));
     return docs.map((d) => linkView(d, tags, this.d.domains.default.baseUrl));
+  }
+
+  private async tagsOf(workspaceId: string, tagIds: readonly string[]): Promise<Map<string, LabelDoc>> {
+    return new Map((await this.d.tags.findMany(workspaceId, [...new Set(tagIds)])).map((t) => [t._id, t]));
   }
 }
 

@@ -1,6 +1,6 @@
 import type { ClientSession, Collection, Db, Filter } from 'mongodb';
 import { DuplicateKeyError, isDuplicateKey } from '../platform/errors.ts';
-import { newestFirst } from '../platform/paging.ts';
+import { newestFirst, newestFirstBytes } from '../platform/paging.ts';
 import type { AbTest, Mobile, Rotator, Rule, TargetingEntry } from './link.schemas.ts';
 
 export type RedirectType = 301 | 302 | 307 | 308;
@@ -62,6 +62,19 @@ function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+function pageFilters(query: LinkPage): Filter<LinkDoc>[] {
+  const and: Filter<LinkDoc>[] = [{ workspace_id: query.workspaceId }];
+  if (query.domain_id !== undefined) and.push({ domain_id: query.domain_id });
+  if (query.tag !== undefined) and.push({ tag_ids: query.tag });
+  if (query.folder_id !== undefined) and.push({ folder_id: query.folder_id });
+  if (query.archived !== undefined) and.push({ archived: query.archived });
+  if (query.search) {
+    const pattern = { $regex: escapeRegex(query.search), $options: 'i' };
+    and.push({ $or: [{ slug: pattern }, { url: pattern }, { title: pattern }, { note: pattern }] });
+  }
+  return and;
+}
+
 export class LinkStore {
   readonly collection: Collection<LinkDoc>;
   constructor(db: Db) {
@@ -112,16 +125,12 @@ export class LinkStore {
   }
 
   page(query: LinkPage): Promise<LinkDoc[]> {
-    const and: Filter<LinkDoc>[] = [{ workspace_id: query.workspaceId }];
-    if (query.domain_id !== undefined) and.push({ domain_id: query.domain_id });
-    if (query.tag !== undefined) and.push({ tag_ids: query.tag });
-    if (query.folder_id !== undefined) and.push({ folder_id: query.folder_id });
-    if (query.archived !== undefined) and.push({ archived: query.archived });
-    if (query.search) {
-      const pattern = { $regex: escapeRegex(query.search), $options: 'i' };
-      and.push({ $or: [{ slug: pattern }, { url: pattern }, { title: pattern }, { note: pattern }] });
-    }
-    return newestFirst(this.collection, and, query.after, query.limit);
+    return newestFirst(this.collection, pageFilters(query), query.after, query.limit);
+  }
+
+  /** The same page, each link as its stored BSON bytes (rendered by `LinkRenderer`). */
+  pageBytes(query: LinkPage): Promise<Uint8Array[]> {
+    return newestFirstBytes(this.collection, pageFilters(query), query.after, query.limit);
   }
 
   async removeTag(workspaceId: string, tagId: string, session?: ClientSession): Promise<void> {

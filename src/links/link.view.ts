@@ -16,10 +16,7 @@ export function linkView(doc: LinkDoc, tags: ReadonlyMap<string, LabelDoc>, defa
     title: doc.title,
     note: doc.note,
     folder_id: doc.folder_id,
-    tags: doc.tag_ids.flatMap((id) => {
-      const tag = tags.get(id);
-      return tag ? [{ id: tag._id, name: tag.name, color: tag.color ?? null }] : [];
-    }),
+    tags: tagViews(doc.tag_ids, tags),
     redirect_type: doc.redirect_type,
     expires_at: doc.expires_at?.toISOString() ?? null,
     expired_url: doc.expired_url,
@@ -37,4 +34,12 @@ export function linkView(doc: LinkDoc, tags: ReadonlyMap<string, LabelDoc>, defa
     created_at: doc.created_at.toISOString(),
     updated_at: doc.updated_at.toISOString(),
   };
+}
+
+/** A link's tags as the API shows them, in the link's order; a tag deleted meanwhile is left out. */
+export function tagViews(tagIds: readonly string[], tags: ReadonlyMap<string, LabelDoc>): Link['tags'] {
+  return tagIds.flatMap((id) => {
+    const tag = tags.get(id);
+    return tag ? [{ id: tag._id, name: tag.name, color: tag.color ?? null }] : [];
+  });
 }

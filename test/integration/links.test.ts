@@ -248,6 +248,37 @@ describe('Links API over HTTP', function () {
     });
   });
 
+  describe('a listed link', () => {
+    it('reads as it does on its own, and shows every change at once: its own, a renamed tag, a write made by another process', async () => {
+      const ws = await tenants.aWorkspace({ plan_id: 'business' });
+      const { key: own } = await tenants.aWorkspaceKey(ws._id);
+      const tag = await call('POST', '/tags', { name: 'first', color: '#00ff00' }, own);
+      const { body: created } = await create(
+        { url: 'https://example.com/listed', title: 'Says "tags":[] \u00e9\u00e8 \ud83d\ude00', note: 'a\nb', tag_ids: [String(tag.body.id)], rules: [{ match: { country: ['FR'] }, action: { type: 'redirect', url: 'https://example.com/fr' } }] },
+        own,
+      );
+      const listed = async () => {
+        const res = await call('GET', '/links', undefined, own);
+        expect(res.status).to.equal(200);
+        expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+        return (res.body.data as Json[])[0]!;
+      };
+      const single = async () => (await call('GET', `/links/${String(created.id)}`, undefined, own)).body;
+      expect(await listed()).to.deep.equal(created);
+      expect(await listed(), 'read twice').to.deep.equal(created);
+
+      await call('PATCH', `/links/${String(created.id)}`, { title: 'retitled' }, own);
+      expect((await listed()).title).to.equal('retitled');
+      await call('PATCH', `/tags/${String(tag.body.id)}`, { name: 'second' }, own);
+      expect((await listed()).tags).to.deep.equal([{ id: tag.body.id, name: 'second', color: '#00ff00' }]);
+      // Another replica's write that leaves updated_at as it was (the moderation of an abuse report does).
+      await tenants.client.db(mongo.dbName).collection('links').updateOne({ _id: created.id as never }, { $set: { moderation: { state: 'warned', reason: 'phishing', report_id: 'rep_x', at: new Date('2026-01-02T03:04:05Z') } } });
+      const moderated = await listed();
+      expect(moderated.moderation).to.deep.equal({ state: 'warned', reason: 'phishing', report_id: 'rep_x', at: '2026-01-02T03:04:05.000Z' });
+      expect(moderated).to.deep.equal(await single());
+    });
+  });
+
   describe('tags and folders', () => {
     it('creates, lists, renames and deletes them; deleting detaches links', async () => {
       const tag = await call('POST', '/tags', { name: 'temp' });
