@@ -36,9 +36,9 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, ErrorEntry>> = {
   },
   invalid_request: {
     status: 400,
-    otherStatuses: [405, 408, 413, 431],
+    otherStatuses: [405, 406, 408, 413, 431],
     meaning:
-      'Malformed JSON, a bad cursor, or a broken business rule (400); a method the path does not support (405, with Allow); a request not received within the request timeout (408); a body over the size limit (413); a request head (request line and headers) over 16 KiB (431).',
+      'Malformed JSON, a bad cursor, or a broken business rule (400); a method the path does not support (405, with Allow); an Accept header the tool server cannot answer (406); a request not received within the request timeout (408); a body over the size limit (413); a request head (request line and headers) over 16 KiB (431).',
     retry: 'Fix the request; do not retry unchanged.',
   },
   validation_failed: {

@@ -2,6 +2,7 @@ import {
   AppError,
   MethodNotAllowedError,
   PayloadTooLargeError, UpstreamError,
+  ProtocolRefusalError,
   ClickPendingError,
   RateLimitedError,
   type ErrorCode,
@@ -63,6 +64,7 @@ export function toErrorResponse(error: unknown, docsBaseUrl: string): ErrorRespo
     headers.Allow = error.allowed.join(', ');
   }
   if (error instanceof PayloadTooLargeError) status = 413;
+  if (error instanceof ProtocolRefusalError) status = error.status;
   if (error instanceof UpstreamError) status = 502;
   if (error instanceof ClickPendingError) {
     status = 504;

@@ -226,6 +226,7 @@ function responses(route: RouteSpec, schemas: SchemaComponents, traits: { authen
     if (!Object.hasOwn(ERROR_CATALOGUE, code)) throw new Error(`OpenAPI: ${route.operationId} declares the unknown error code ${code}`);
     errors.add(ERROR_CATALOGUE[code as ErrorCode].status);
   }
+  for (const status of route.errorStatuses ?? []) errors.add(status);
   if (route.upstream) errors.add(502);
   for (const status of errors) if (!byStatus.has(status)) byStatus.set(status, errorResponse(status, authenticated));
 
@@ -299,6 +300,7 @@ const ERROR_RESPONSES: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'NotFound',
+  406: 'NotAcceptable',
   409: 'Conflict',
   413: 'PayloadTooLarge',
   422: 'UnprocessableEntity',

@@ -33,6 +33,8 @@ export interface RouteSpec<Q extends TSchema = TSchema, B extends TSchema = TSch
   responses: ResponseSpec[];
   /** Documented error codes beyond the ones every authenticated endpoint can answer. */
   errors?: string[];
+  /** Statuses besides each code's own that the route answers in the envelope (the tool server's 406 `invalid_request`). */
+  errorStatuses?: number[];
   /** The route depends on a platform service (the Kubernetes API) whose failure answers 502 `internal`. */
   upstream?: boolean;
   handler: (ctx: ApiContext, input: { query: Static<Q>; body: Static<B>; params: Record<string, string> }) => Promise<void> | void;

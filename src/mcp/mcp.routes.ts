@@ -2,14 +2,17 @@
 // stateless (every POST stands alone: no session, nothing kept between requests, so any api replica answers), with
 // the official SDK's low-level Server, which publishes the tools' JSON Schemas as they are. The HTTP request has
 // passed the same door as every /v1 request: the bearer key (401), its rate limit (429); each tool call is then
-// held to its operation's key kind and scope, exactly as the REST call would be.
+// held to its operation's key kind and scope, exactly as the REST call would be. The transport answers with a web
+// Response that is read before anything is written: a request it refuses (Accept, Content-Type, not JSON-RPC,
+// protocol version) is answered in the API's error envelope like any other, and JSON-RPC answers pass unchanged.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { route, type RouteSpec } from '../http/route-table.ts';
 import { authorize, principalOf } from '../http/auth.ts';
 import { bodyOf } from '../http/body.ts';
-import { AppError } from '../platform/errors.ts';
+import { AppError, ConflictError, ForbiddenError, InvalidRequestError, NotFoundError, ProtocolRefusalError } from '../platform/errors.ts';
+import type { ApiContext } from '../http/context.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Principal } from '../keys/key.service.ts';
 import { toolsOf, type Tool, type ToolOutput } from './tools.ts';
@@ -71,25 +74,63 @@ export function mcpRoutes(routes: () => readonly RouteSpec[], options: { logger:
         'operation, and a refusal is a tool error carrying the API error code (`insufficient_scope`, `validation_failed`, ...). ' +
         'Every keyed operation of this document is a tool named after its operationId in snake_case (`createLink` → `create_link`), ' +
         'with the operation’s own request schemas as its input schema: the body itself, or the query itself, or path parameters ' +
-        'beside `query` and `body`. Tool results carry the JSON answer as text and as structured content; QR codes as images.',
+        'beside `query` and `body`. Tool results carry the JSON answer as text and as structured content; QR codes as images. ' +
+        'A request the transport refuses is answered in the error envelope like any other: 406 `invalid_request` without that ' +
+        'Accept, 400 `invalid_request` for a body that is not a JSON-RPC message or an unsupported `MCP-Protocol-Version`.',
       auth: connect,
+      errorStatuses: [406],
       responses: [{ status: 200, description: 'The JSON-RPC response', contentType: 'application/json' }],
       handler: async (ctx) => {
         const principal = principalOf(ctx);
+        const body = bodyOf(ctx);
+        if (body === undefined) throw new InvalidRequestError('The request body must be a JSON-RPC 2.0 message of the Model Context Protocol.');
         const server = serverFor(principal);
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-        ctx.res.on('close', () => {
-          void transport.close();
-          void server.close();
-        });
-        await server.connect(transport);
-        // The transport writes the answer itself; Koa stays out of it (the status is kept for the request log).
-        ctx.respond = false;
-        await transport.handleRequest(ctx.req, ctx.res, bodyOf(ctx));
-        ctx.status = ctx.res.statusCode;
+        const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        try {
+          await server.connect(transport);
+          const answer = await transport.handleRequest(webRequestOf(ctx), { parsedBody: body });
+          if (answer.status >= 400) throw await refusalOf(answer);
+          // JSON answers only (enableJsonResponse): the body is complete once the transport has answered. A
+          // notification's 202 has none, and keeps none (Koa would write the status text).
+          const text = await answer.text();
+          if (text) ctx.body = text;
+          else ctx.body = null;
+          ctx.status = answer.status;
+          answer.headers.forEach((value, name) => ctx.set(name, value));
+        } finally {
+          await transport.close();
+          await server.close();
+        }
       },
     }),
   ];
+}
+
+/** The request as the transport reads it: method, URL and headers; the body is the one the API parsed. */
+function webRequestOf(ctx: ApiContext): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(ctx.req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return new Request(new URL(ctx.originalUrl, 'http://localhost'), { method: ctx.method, headers });
+}
+
+/**
+ * The error the API answers for a status the transport refused with (its body is a JSON-RPC error whose message
+ * says why): a missing session is `not_found`, a conflict `conflict`, a refused origin `forbidden`, anything else
+ * the client sent wrong `invalid_request` with the transport's own status (406, 415, 400, ...); a 5xx is ours.
+ */
+export async function refusalOf(answer: Response): Promise<Error> {
+  const message = await answer
+    .json()
+    .then((body: unknown) => (body as { error?: { message?: unknown } }).error?.message)
+    .catch(() => undefined);
+  const why = typeof message === 'string' && message ? message : `The tool server refused the request (${answer.status}).`;
+  if (answer.status >= 500) return new Error(`MCP transport answered ${answer.status}: ${why}`);
+  if (answer.status === 404) return new NotFoundError('MCP session');
+  if (answer.status === 409) return new ConflictError(why);
+  if (answer.status === 403) return new ForbiddenError(why);
+  return new ProtocolRefusalError(answer.status, why);
 }
 
 function success(output: ToolOutput): CallToolResult {

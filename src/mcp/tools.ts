@@ -143,6 +143,11 @@ class ToolContext {
     const mimeType = (this.type || this.headers.get('content-type') || 'application/json').split(';')[0]!.trim();
     const body = this.body;
     if (body === undefined || body === null) return { kind: 'json', status: this.status, value: null };
+    // A handler may answer JSON it serialized itself (GET /links renders stored links as text): a tool still gets
+    // the value, so that it carries structured content like every other JSON answer.
+    if (isJson(mimeType) && (typeof body === 'string' || Buffer.isBuffer(body))) {
+      return { kind: 'json', status: this.status, value: JSON.parse(body.toString()) as unknown };
+    }
     if (Buffer.isBuffer(body)) {
       return mimeType.startsWith('image/') && mimeType !== 'image/svg+xml'
         ? { kind: 'image', status: this.status, mimeType, base64: body.toString('base64') }
@@ -152,6 +157,10 @@ class ToolContext {
     if (body instanceof Readable) return { kind: 'text', status: this.status, mimeType, text: await readBounded(body) };
     return { kind: 'json', status: this.status, value: body };
   }
+}
+
+function isJson(mimeType: string): boolean {
+  return mimeType === 'application/json' || mimeType.endsWith('+json');
 }
 
 async function readBounded(stream: Readable): Promise<string> {

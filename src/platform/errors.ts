@@ -90,6 +90,19 @@ export class MethodNotAllowedError extends InvalidRequestError {
   }
 }
 
+/**
+ * A request a protocol served by the API refused by its own rules (the tool server's MCP transport: Accept without
+ * text/event-stream, a body that is not JSON-RPC, an unsupported protocol version), answered with that protocol's
+ * HTTP status (406, 415, 400, ...).
+ */
+export class ProtocolRefusalError extends InvalidRequestError {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
 /** A body over the configured size (answered 413). */
 export class PayloadTooLargeError extends InvalidRequestError {
   readonly limitBytes: number;

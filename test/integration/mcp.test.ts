@@ -205,6 +205,58 @@ describe('MCP tool server (/v1/mcp, official SDK client over HTTP)', function ()
     expect((await fetch(`${api.url}/v1/mcp`, { headers: { Authorization: `Bearer ${key}` } })).status).to.equal(405);
   });
 
+  it('answers the requests its transport refuses in the API’s error envelope, and JSON-RPC errors in JSON-RPC', async () => {
+    const message = (id: number, method: string) => JSON.stringify({ jsonrpc: '2.0', id, method });
+    const send = (init: { method?: string; headers?: Record<string, string>; body?: string }) =>
+      fetch(`${api.url}/v1/mcp`, {
+        method: init.method ?? 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...init.headers },
+        ...(init.body === undefined ? {} : { body: init.body }),
+      });
+    const enveloped = async (response: Response, status: number, code: string): Promise<Json> => {
+      const text = await response.text();
+      expect(response.status, text).to.equal(status);
+      expect(response.headers.get('content-type')).to.match(/^application\/json/);
+      expect(response.headers.get('x-request-id')).to.be.a('string');
+      const body = JSON.parse(text) as { error: Json };
+      expect(Object.keys(body), text).to.deep.equal(['error']);
+      expect(Object.keys(body.error).sort()).to.deep.equal(['code', 'doc_url', 'message']);
+      expect(body.error.code).to.equal(code);
+      expect(body.error.doc_url).to.match(new RegExp(`/docs/errors#${code}$`));
+      return body.error;
+    };
+    const list = message(1, 'tools/list');
+    expect((await enveloped(await send({ headers: { Accept: 'application/json' }, body: list }), 406, 'invalid_request')).message).to.contain('text/event-stream');
+    await enveloped(await send({ headers: { Accept: '*/*' }, body: list }), 406, 'invalid_request');
+    await enveloped(await send({ body: '{"jsonrpc": "2.0",' }), 400, 'invalid_request');
+    expect((await enveloped(await send({}), 400, 'invalid_request')).message).to.contain('JSON-RPC');
+    expect((await enveloped(await send({ body: '{"hello":"world"}' }), 400, 'invalid_request')).message).to.contain('JSON-RPC');
+    await enveloped(await send({ body: '[{"jsonrpc":"2.0","id":1}]' }), 400, 'invalid_request');
+    expect((await enveloped(await send({ headers: { 'MCP-Protocol-Version': '1999-01-01' }, body: list }), 400, 'invalid_request')).message).to.contain('1999-01-01');
+    for (const method of ['GET', 'DELETE', 'PUT']) {
+      const refused = await send({ method, headers: { 'Mcp-Session-Id': 'never-issued' }, ...(method === 'PUT' ? { body: list } : {}) });
+      expect(refused.headers.get('allow')).to.equal('POST');
+      await enveloped(refused, 405, 'invalid_request');
+    }
+    // The protocol's own errors stay JSON-RPC answers (HTTP 200) for the client to read.
+    const unknown = await send({ body: message(7, 'no/such/method') });
+    expect(unknown.status).to.equal(200);
+    expect(await unknown.json()).to.deep.equal({ jsonrpc: '2.0', id: 7, error: { code: -32601, message: 'Method not found' } });
+    // A notification is accepted with no body at all.
+    const notification = await send({ body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    expect(notification.status).to.equal(202);
+    expect(await notification.text()).to.equal('');
+    // Stateless: a session id the server never issued changes nothing.
+    const withSession = await send({ headers: { 'Mcp-Session-Id': 'never-issued' }, body: list });
+    expect(withSession.status).to.equal(200);
+    expect(((await withSession.json()) as { result: { tools: unknown[] } }).result.tools.length).to.be.greaterThan(0);
+  });
+
+  it('documents the 406 of its transport in the OpenAPI document', async () => {
+    const doc = (await (await fetch(`${api.url}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, { $ref?: string }> }>> };
+    expect(doc.paths['/mcp']!.post!.responses['406']).to.deep.equal({ $ref: '#/components/responses/NotAcceptable' });
+  });
+
   it('is published in the OpenAPI document with conversions, alerts and reports, under the spec’s tag names', async () => {
     const doc = (await (await fetch(`${api.url}/v1/openapi.json`)).json()) as { tags: Array<{ name: string }>; paths: Record<string, Record<string, { tags: string[] }>> };
     expect(doc.tags.map((t) => t.name)).to.include.members(['Conversions', 'Alerts', 'Reports', 'Tools']);
