@@ -1,6 +1,7 @@
 // Event fan-out: a durable consumer on EVENTS turns each event into one DELIVERIES message per active endpoint
 // subscribed to its type. Workspace events reach the workspace's endpoints and its partner's; partner-only
-// events reach the partner's only. The event is acked only after every delivery publish is acknowledged.
+// events reach the partner's only. The event is acked only after every delivery publish is acknowledged. At most
+// `maxPublishesInFlight` delivery publishes wait for JetStream at once, across all the events being fanned out.
 import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import type { Filter } from 'mongodb';
 import { Counter, type Registry } from 'prom-client';
@@ -13,6 +14,12 @@ import { ensureDurable, PullRunner } from './pull-runner.ts';
 
 export const FANOUT_DURABLE = 'webhook-fanout';
 const FANOUT_ACK_WAIT_MS = 30_000;
+/**
+ * Enough to keep the NATS connection busy (acks come back in about a millisecond), few enough that a burst (16
+ * events to 1,000 endpoints each) does not queue 16,000 publishes on the worker's one connection: those delayed the
+ * delivery consumer's first attempts by seconds, and the relay's publishes of the events behind them.
+ */
+export const FANOUT_PUBLISHES_IN_FLIGHT = 256;
 const WORKSPACE_TYPES: ReadonlySet<string> = new Set(WORKSPACE_EVENTS);
 
 export interface FanoutOptions {
@@ -21,6 +28,7 @@ export interface FanoutOptions {
   logger: Logger;
   registry?: Registry;
   concurrency?: number;
+  maxPublishesInFlight?: number;
 }
 
 /** Who receives an event: active endpoints subscribed to its type, of its workspace and of its partner. */
@@ -41,9 +49,14 @@ export class WebhookFanout {
   private readonly o: FanoutOptions;
   private readonly runner: PullRunner;
   private readonly published: Counter<'result'>;
+  private readonly maxInFlight: number;
+  private inFlight = 0;
+  /** Publishes waiting for a free place, first come first served. */
+  private readonly queued: Array<() => void> = [];
 
   constructor(options: FanoutOptions) {
     this.o = options;
+    this.maxInFlight = options.maxPublishesInFlight ?? FANOUT_PUBLISHES_IN_FLIGHT;
     this.published = new Counter({
       name: 'linkplane_webhook_fanout_deliveries_total',
       help: 'Delivery messages written by the event fan-out',
@@ -97,7 +110,7 @@ export class WebhookFanout {
     const endpoints = filter ? await this.o.webhooks.collection.find(filter, { projection: { _id: 1 } }).toArray() : [];
     const results = await Promise.allSettled(
       endpoints.map((endpoint) =>
-        publishDelivery(this.o.nats, { delivery_id: deliveryIdFor(event.id, endpoint._id), webhook_id: endpoint._id, event }),
+        this.bounded(() => publishDelivery(this.o.nats, { delivery_id: deliveryIdFor(event.id, endpoint._id), webhook_id: endpoint._id, event })),
       ),
     );
     const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -108,5 +121,18 @@ export class WebhookFanout {
       throw failed[0]!.reason;
     }
     msg.ack();
+  }
+
+  /** Runs `publish` once fewer than `maxInFlight` publishes are waiting for JetStream; a finished one hands its place on. */
+  private async bounded(publish: () => Promise<void>): Promise<void> {
+    if (this.inFlight < this.maxInFlight) this.inFlight++;
+    else await new Promise<void>((resolve) => this.queued.push(resolve));
+    try {
+      await publish();
+    } finally {
+      const next = this.queued.shift();
+      if (next) next();
+      else this.inFlight--;
+    }
   }
 }

@@ -112,4 +112,26 @@ describe('outbox relay (real nats-server, restarted mid-flow)', function () {
     expect(await b.acquire(), 'an expired lease is taken over').to.equal(true);
     expect(await a.acquire()).to.equal(false);
   });
+
+  it('renews the lease in MongoDB once a third of its term has passed, not at every call', async () => {
+    const db = client.db(mongo.dbName);
+    const leases = db.collection<{ _id: string; holder: string; expires_at: Date }>('leases');
+    const a = new Lease(db, 'renewal-test', 60_000);
+    const b = new Lease(db, 'renewal-test', 60_000);
+    const t0 = Date.now();
+    const expiry = async () => (await leases.findOne({ _id: 'renewal-test' }))?.expires_at.getTime();
+    expect(await a.acquire(new Date(t0))).to.equal(true);
+    expect(await expiry()).to.equal(t0 + 60_000);
+    expect(await a.acquire(new Date(t0 + 19_000)), 'held, within a third of the term').to.equal(true);
+    expect(await expiry(), 'no write').to.equal(t0 + 60_000);
+    expect(await b.acquire(new Date(t0 + 19_000)), 'still the holder').to.equal(false);
+    expect(await a.acquire(new Date(t0 + 21_000))).to.equal(true);
+    expect(await expiry(), 'renewed after a third of the term').to.equal(t0 + 81_000);
+    // Another replica took it after it expired: the old holder finds out at its next renewal and stops.
+    expect(await b.acquire(new Date(t0 + 82_000))).to.equal(true);
+    expect(await a.acquire(new Date(t0 + 82_000))).to.equal(false);
+    expect(await a.acquire(new Date(t0 + 82_001)), 'a lost lease is asked for again, not assumed').to.equal(false);
+    await b.release();
+    expect(await a.acquire(new Date(t0 + 83_000)), 'released: taken at once').to.equal(true);
+  });
 });
