@@ -231,13 +231,19 @@ function operationalRules(): RuleGroup[] {
       summary: 'A custom-domain certificate expires soon',
       description: `In namespace {{ $labels.namespace }}, a custom-domain certificate expires in {{ $value | humanizeDuration }} (threshold ${severity === 'critical' ? 3 : 14} days): cert-manager has not renewed it.`,
     })),
+    // Replicas that report but none leads; or none reports any more (every pod gone, pending or crash-looping), which
+    // the first part cannot see: a namespace whose operator reported within the last day but reports nothing now.
+    // absent() would not say which namespace, and would fire for installations without an operator.
     alert({
       alert: 'LinkplaneOperatorNoLeader',
-      expr: 'max by (namespace) (linkplane_operator_leader) < 1',
+      expr:
+        'max by (namespace) (linkplane_operator_leader) < 1\n' +
+        'or\n' +
+        '(0 * max by (namespace) (max_over_time(linkplane_operator_leader[1d])) unless max by (namespace) (linkplane_operator_leader))',
       for: '5m',
       labels: { severity: 'critical' },
       summary: 'No operator replica leads',
-      description: 'In namespace {{ $labels.namespace }}, no operator replica has held the Lease for 5 minutes: custom domains are neither verified, certified nor routed.',
+      description: 'In namespace {{ $labels.namespace }}, no operator replica has held the Lease for 5 minutes, or none reports at all: custom domains are neither verified, certified nor routed.',
     }),
   ];
   return [
