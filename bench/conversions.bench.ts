@@ -5,6 +5,8 @@
 import autocannon from 'autocannon';
 import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
 import { ClickIds } from '../src/clicks/click-id.ts';
+import { toClickDoc } from '../src/clicks/click.store.ts';
+import { randomClick, seeded as seededRandom } from '../test/helpers/analytics-clicks.ts';
 import { benchDatabase, freePort, median, startChild, stopChild } from './harness.ts';
 import type { BenchOptions } from './foundation.bench.ts';
 
@@ -17,28 +19,20 @@ export async function conversionsBench(options: BenchOptions): Promise<Record<st
   try {
     const { id: workspaceId, key } = await database.aWorkspace('bench');
     await database.db.collection('workspaces').updateOne({ _id: workspaceId as never }, { $set: { conversion_tracking: true } });
-    // Clicks as the ingestion stores them, one per conversion the run may record.
+    // Clicks as the ingestion stores them (every field the analytics read), one per conversion the run may record.
     const clickIds = new ClickIds(SECRET);
     const seeded = Number(process.env.BENCH_CLICKS ?? 60_000);
     const ids: string[] = [];
+    const rand = seededRandom(1);
+    const link = { id: 'lnk_bench', domain_id: 'dom_default', domain: 'lp.bench', slug: 'bench', tag_ids: [], folder_id: null };
+    const now = Date.now();
     for (let batch = 0; batch * 1000 < seeded; batch++) {
       const docs = Array.from({ length: 1000 }, () => {
-        const id = clickIds.issue(workspaceId);
-        ids.push(id);
-        return {
-          _id: id,
-          ts: new Date(),
-          workspace_id: workspaceId,
-          link_id: 'lnk_bench',
-          domain_id: 'dom_default',
-          domain: 'lp.bench',
-          slug: 'bench',
-          outcome: 'redirect',
-          destination: 'https://example.com/',
-          decision: { step: 'url', rule_id: null, workspace_rule: false, targeting_index: null, variant_index: null, destination_id: null, rotator_fallback: false },
-          visitor: { device: 'desktop', country: 'FR', visitor_type: 'human' },
-          counted: true,
-        };
+        const click = randomClick(rand, workspaceId, [link], now - 3_600_000, now, 10_000);
+        click.id = clickIds.issue(workspaceId);
+        ids.push(click.id);
+        // Ingested: counted, and its analytics figures rolled up (the conversion adds to the same cells).
+        return { ...toClickDoc(click), counted: true, rolled_up: true };
       });
       await database.db.collection('clicks').insertMany(docs as never[]);
     }

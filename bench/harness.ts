@@ -27,20 +27,41 @@ export interface Sample {
   non2xx: number;
 }
 
-/** Ready when `ready` (a URL) answers below 500, or (a port) accepts a TCP connection. */
+/** Every child a benchmark started and that has not exited: what the runner stops when it is interrupted. */
+const live = new Set<ChildProcess>();
+
+/** Counts `child` among the live ones until it exits (for children a benchmark spawns itself). */
+export function track<C extends ChildProcess>(child: C): C {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+/** Stops every child still running (the runner, on SIGINT or SIGTERM). */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...live].map((child) => stopChild(child)));
+}
+
+/**
+ * Ready when `ready` (a URL) answers below 500, or (a port) accepts a TCP connection. A child that does not become
+ * ready is stopped before the error is thrown: the caller never got it, so it could not.
+ */
 export async function startChild(script: string, args: string[], env: Record<string, string>, ready: string | number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [script, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    // Logs go where production sends them, out of the process; reading them here would load the measuring side.
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
+  const child = track(
+    spawn(process.execPath, [script, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      // Logs go where production sends them, out of the process; reading them here would load the measuring side.
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    }),
+  );
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
     if (typeof ready === 'number' ? await accepts(ready) : await answers(ready)) return child;
     await new Promise((r) => setTimeout(r, 100));
   }
+  await stopChild(child);
   throw new Error(`${script} did not become ready at ${ready}`);
 }
 
@@ -52,12 +73,14 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-
+/** SIGTERM, and SIGKILL if it has not exited 15 s later (a stuck shutdown must not hold the run and its cleanup). */
 export async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
+  const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
   await exited;
+  clearTimeout(kill);
 }
 
 export { freePort };

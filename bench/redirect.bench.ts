@@ -3,8 +3,6 @@
 // plain cached link and a link with 20 rules that all have to be evaluated, with click capture on (every redirect
 // is published to the CLICKS stream).
 import autocannon from 'autocannon';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
 import { benchDatabase, freePort, median, pairedMedian, startChild, stopChild, type Sample } from './harness.ts';
 import type { BenchOptions } from './foundation.bench.ts';
@@ -134,16 +132,6 @@ export async function redirectBench(options: BenchOptions): Promise<Record<strin
     };
   } finally {
     for (const child of children.reverse()) await stopChild(child);
-    await deleteStreams(prefix);
-  }
-}
-
-async function withJsm<T>(work: (jsm: Awaited<ReturnType<typeof jetstreamManager>>) => Promise<T>): Promise<T> {
-  const nc = await connect({ servers: NATS_URL });
-  try {
-    return await work(await jetstreamManager(nc));
-  } finally {
-    await nc.close();
   }
 }
 
@@ -153,8 +141,3 @@ async function metricValue(metricsUrl: string, name: string): Promise<number> {
   return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, 'm').exec(text)?.[1] ?? -1);
 }
 
-function deleteStreams(prefix: string): Promise<void> {
-  return withJsm(async (jsm) => {
-    for await (const name of jsm.streams.names()) if (name.startsWith(prefix)) await jsm.streams.delete(name);
-  }).catch(() => undefined);
-}
