@@ -8,41 +8,12 @@ import { startWorker, type RunningWorker } from '../helpers/api.ts';
 import { testEnv } from '../helpers/env.ts';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { until } from '../helpers/wait.ts';
+import { aClickRecord } from '../helpers/click-builders.ts';
 
 const DAY_MS = 86_400_000;
 
 function aClick(id: string, ts: Date): ClickRecord {
-  return {
-    id,
-    ts: ts.toISOString(),
-    workspace_id: 'ws_retention',
-    link_id: 'lnk_retention',
-    domain_id: 'dom_default',
-    domain: 'lp.test',
-    slug: 'kept',
-    outcome: 'redirect',
-    destination: 'https://example.com/',
-    decision: { step: 'url', ruleId: null, workspaceRule: false, targetingIndex: null, variantIndex: null, destinationId: null, rotatorFallback: false },
-    visitor: {
-      ip: '203.0.113.0',
-      device: 'desktop',
-      os: 'linux',
-      browser: 'Firefox',
-      language: 'en',
-      country: 'FR',
-      region: null,
-      city: null,
-      asn: null,
-      visitor_type: 'human',
-      verified_bot: false,
-      bot_name: null,
-      proxy_type: null,
-      quality: 100,
-      referer: null,
-      visit: 'first',
-      visitor_id: 'v_1',
-    },
-  };
+  return aClickRecord(id, { ts: ts.toISOString(), workspace_id: 'ws_retention', link_id: 'lnk_retention', slug: 'kept' });
 }
 
 // MongoDB's TTL monitor runs every 60 s, devdb's every second: the waits below allow for the slower one.

@@ -24,57 +24,14 @@ import { EventStore } from '../../src/events/event.store.ts';
 import { WorkspaceStore } from '../../src/workspace/workspace.store.ts';
 import { UsageStore, periodOf } from '../../src/workspace/usage.store.ts';
 import { until } from '../helpers/wait.ts';
+import { aClickRecord, type ClickOverrides } from '../helpers/click-builders.ts';
 
 const logger = pino({ level: 'silent' });
 const ids = new ClickIds('a-test-secret-key-of-at-least-32-characters');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type ClickOverrides = Partial<Omit<ClickRecord, 'decision'>> & { decision?: Partial<ClickRecord['decision']> };
-
 function aClick(overrides: ClickOverrides = {}): ClickRecord {
-  const { decision, ...rest } = overrides;
-  const workspaceId = rest.workspace_id ?? 'ws_clicks';
-  return {
-    id: ids.issue(workspaceId),
-    ts: new Date().toISOString(),
-    workspace_id: workspaceId,
-    link_id: 'lnk_plain',
-    domain_id: 'dom_default',
-    domain: 'lp.test',
-    slug: 'abc',
-    outcome: 'redirect',
-    destination: 'https://example.com/',
-    decision: {
-      step: 'url',
-      ruleId: null,
-      workspaceRule: false,
-      targetingIndex: null,
-      variantIndex: null,
-      destinationId: null,
-      rotatorFallback: false,
-      ...decision,
-    },
-    visitor: {
-      ip: '203.0.113.0',
-      device: 'desktop',
-      os: 'linux',
-      browser: 'Firefox',
-      language: 'en',
-      country: 'FR',
-      region: null,
-      city: null,
-      asn: null,
-      visitor_type: 'human',
-      verified_bot: false,
-      bot_name: null,
-      proxy_type: null,
-      quality: 100,
-      referer: null,
-      visit: 'first',
-      visitor_id: 'v_1',
-    },
-    ...rest,
-  };
+  return aClickRecord(ids.issue(overrides.workspace_id ?? 'ws_clicks'), overrides);
 }
 
 const rotated = (linkId: string, destinationId: string, ts?: string): ClickRecord =>

@@ -4,37 +4,23 @@ import { LinkRenderer } from '../../src/links/link.render.ts';
 import { linkView } from '../../src/links/link.view.ts';
 import type { LinkDoc } from '../../src/links/link.store.ts';
 import type { LabelDoc } from '../../src/links/label.store.ts';
+import { aLink as aPlainLink } from '../helpers/redirect-builders.ts';
 
 const BASE = 'https://lnk.test';
 
+/** The redirect tests' plain link, with ids and times of their own (milliseconds included, which dates must keep). */
 function aLink(overrides: Partial<LinkDoc> = {}): LinkDoc {
   const at = new Date('2026-03-04T05:06:07.089Z');
-  return {
+  return aPlainLink({
     _id: 'lnk_aaaaaaaaaaaaaaaaaaaa',
     workspace_id: 'ws_aaaaaaaaaaaaaaaaaaaa',
-    domain_id: 'dom_default',
     domain: 'lnk.test',
     slug: 'abc1234',
     url: 'https://example.com/a',
-    title: null,
-    note: null,
-    folder_id: null,
-    tag_ids: [],
-    redirect_type: 302,
-    expires_at: null,
-    expired_url: null,
-    password_hash: null,
-    targeting: [],
-    ab_test: null,
-    rules: [],
-    workspace_rules_off: false,
-    mobile: null,
-    rotator: null,
-    archived: false,
     created_at: at,
     updated_at: at,
     ...overrides,
-  };
+  });
 }
 
 function aTag(id: string, name: string, color: string | null = null): LabelDoc {
