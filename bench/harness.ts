@@ -1,6 +1,7 @@
 // Shared by the benchmarks: child processes for every server (so the load generator never shares their event
 // loop), autocannon runs, and the report.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { MongoClient, type Db } from 'mongodb';
 import { pino } from 'pino';
@@ -116,6 +117,12 @@ export async function interleaved(targets: Target[], rounds: number, seconds: nu
   return samples;
 }
 
+/** CPU seconds (user + system, every thread) a child process has used so far. */
+export function cpuSecondsOf(child: ChildProcess): number {
+  const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -148,9 +155,9 @@ export interface BenchDatabase {
 }
 
 /** A devdb of the benchmark's own, in a child process, with a client to set up tenants in it. */
-export async function benchDatabase(): Promise<BenchDatabase> {
+export async function benchDatabase(env: Record<string, string> = {}): Promise<BenchDatabase> {
   const port = await freePort();
-  const child = await startChild('src/devdb/main.ts', ['--port', String(port)], {}, port);
+  const child = await startChild('src/devdb/main.ts', ['--port', String(port)], env, port);
   const uri = `mongodb://127.0.0.1:${port}/?directConnection=true`;
   const client = new MongoClient(uri);
   await client.connect();

@@ -2,11 +2,14 @@
 // and Koa answering the same page (the floor), and the cost of validating one link body with every optional block
 // filled (in this process, no I/O).
 import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
+import { MongoClient, type Document, type IndexSpecification } from 'mongodb';
 import { bodyValidator } from '../src/http/validation.ts';
 import { LinkCreateSchema } from '../src/links/link.schemas.ts';
 import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
-import { benchDatabase, freePort, median, startChild, stopChild } from './harness.ts';
+import { readFileSync } from 'node:fs';
+import { benchDatabase, cpuSecondsOf, freePort, median, startChild, stopChild } from './harness.ts';
 import type { BenchOptions } from './foundation.bench.ts';
 
 /** A link using every optional block, near its bounds where that costs the validator most. */
@@ -51,6 +54,33 @@ export function fullLink(): Record<string, unknown> {
   };
 }
 
+/** Copies every collection of `db`, its indexes first, from one server to another. */
+async function copyDatabase(fromUri: string, toUri: string, db: string): Promise<void> {
+  const [from, to] = [new MongoClient(fromUri), new MongoClient(toUri)];
+  try {
+    await Promise.all([from.connect(), to.connect()]);
+    for (const { name } of await from.db(db).listCollections({}, { nameOnly: true }).toArray()) {
+      const source = from.db(db).collection(name);
+      const target = to.db(db).collection(name);
+      const indexes = (await source.listIndexes().toArray()).filter((i) => i.name !== '_id_');
+      for (const { v: _v, key, ...options } of indexes) await target.createIndex(key as IndexSpecification, options);
+      // Values as stored (Int32, Long, Double kept apart), so that the copy holds the same bytes.
+      const cursor = source.find({}, { promoteValues: false, promoteLongs: false, batchSize: 5000 });
+      let batch: Document[] = [];
+      for await (const doc of cursor) {
+        batch.push(doc);
+        if (batch.length === 5000) {
+          await target.insertMany(batch);
+          batch = [];
+        }
+      }
+      if (batch.length > 0) await target.insertMany(batch);
+    }
+  } finally {
+    await Promise.all([from.close(), to.close()]);
+  }
+}
+
 function validationCost(): { iterations: number; microseconds_per_link: number } {
   const validate = bodyValidator(LinkCreateSchema);
   const body = fullLink();
@@ -68,23 +98,16 @@ const DEEP_PAGES = 250;
 
 export async function linksBench(options: BenchOptions): Promise<Record<string, unknown>> {
   const apiPort = await freePort();
-  const database = await benchDatabase();
+  // BENCH_PROFILE=<dir>: the api and devdb write a CPU profile there when they stop.
+  const profile: Record<string, string> = process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {};
+  const database = await benchDatabase(profile);
   const mongoUri = database.uri;
   const children = [database.child];
   try {
     const { key } = await database.aWorkspace('bench');
     await database.close();
-    children.push(
-      await startChild('src/main/run.ts', ['api'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: 'info' }, `http://127.0.0.1:${apiPort}/readyz`),
-    );
-    // BENCH_BASELINE_ROOT: another checkout (say, the commit before a change) whose api reads the same devdb.
-    const baselineRoot = process.env.BENCH_BASELINE_ROOT;
-    const baselinePort = baselineRoot ? await freePort() : 0;
-    if (baselineRoot) {
-      children.push(
-        await startChild(join(baselineRoot, 'src/main/run.ts'), ['api'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(baselinePort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: 'info' }, `http://127.0.0.1:${baselinePort}/readyz`),
-      );
-    }
+    const api = await startChild('src/main/run.ts', ['api'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: 'info', ...profile }, `http://127.0.0.1:${apiPort}/readyz`);
+    children.push(api);
     const base = `http://127.0.0.1:${apiPort}/v1`;
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
     // The list is read from a workspace of BENCH_LINKS (100,000) links, created through the API in bulk.
@@ -100,6 +123,23 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
       }),
     );
     console.error(`seeded ${total} links in ${Math.round((Date.now() - seedStart) / 1000)} s`);
+    // BENCH_BASELINE_ROOT: another checkout (say, the commit before a change): its api on its own devdb, both from
+    // that checkout, holding a copy of what was seeded here, so that a change to either process is measured.
+    const baselineRoot = process.env.BENCH_BASELINE_ROOT;
+    const baselinePort = baselineRoot ? await freePort() : 0;
+    let baselineApi: ChildProcess | undefined;
+    let baselineDevdb: ChildProcess | undefined;
+    if (baselineRoot) {
+      const devdbPort = await freePort();
+      baselineDevdb = await startChild(join(baselineRoot, 'src/devdb/main.ts'), ['--port', String(devdbPort)], {}, devdbPort);
+      children.push(baselineDevdb);
+      const baselineUri = `mongodb://127.0.0.1:${devdbPort}/?directConnection=true`;
+      const copyStart = Date.now();
+      await copyDatabase(mongoUri, baselineUri, 'linkplane_bench');
+      console.error(`copied the database to the baseline's devdb in ${Math.round((Date.now() - copyStart) / 1000)} s`);
+      baselineApi = await startChild(join(baselineRoot, 'src/main/run.ts'), ['api'], { NODE_ENV: 'test', MONGODB_URI: baselineUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(baselinePort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: 'info' }, `http://127.0.0.1:${baselinePort}/readyz`);
+      children.push(baselineApi);
+    }
     // The floor under the list: node:http answering the first page's bytes, and Koa serialising the same document.
     const page = await (await fetch(`${base}/links?limit=50`, { headers })).text();
     const [httpPort, koaPort] = await Promise.all([freePort(), freePort()]);
@@ -117,26 +157,38 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
     let turn = 0;
     const nextDeep = (req: autocannon.Request) => ({ ...req, path: deep[turn++ % deep.length]! });
 
-    const run = async (name: string, opts: autocannon.Options) => {
+    // CPU per request of the process answering (api or baseline) and of devdb, from /proc between the run's ends:
+    // on a shared machine throughput moves with the neighbours' load, CPU per request much less.
+    const run = async (name: string, opts: autocannon.Options, server?: ChildProcess) => {
+      const devdb = server === baselineApi ? baselineDevdb! : database.child;
+      const before = server ? [cpuSecondsOf(server), cpuSecondsOf(devdb)] : [0, 0];
       const r = await autocannon({ connections: 10, duration: options.seconds, ...opts });
-      console.error(`${name}: ${Math.round(r.requests.average)} req/s p99 ${r.latency.p99} ms non-2xx ${r.non2xx}`);
-      return { target: name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+      const perRequest = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, r.requests.total));
+      const cpu = server ? { api_cpu_us: perRequest(cpuSecondsOf(server) - before[0]!), devdb_cpu_us: perRequest(cpuSecondsOf(devdb) - before[1]!) } : {};
+      const loadAverage = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+      console.error(`${name}: ${Math.round(r.requests.average)} req/s p99 ${r.latency.p99} ms non-2xx ${r.non2xx}${server ? ` cpu/request api ${cpu.api_cpu_us} µs devdb ${cpu.devdb_cpu_us} µs` : ''} load ${loadAverage}`);
+      return { target: name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors, ...cpu, load_average: loadAverage };
     };
     const rows = [];
     for (let round = 0; round < options.rounds; round++) {
       rows.push(await run('node:http (same bytes)', { url: `http://127.0.0.1:${httpPort}/v1/links` }));
       rows.push(await run('koa (same document)', { url: `http://127.0.0.1:${koaPort}/v1/links` }));
-      rows.push(await run('GET /v1/links?limit=50', { url: `${base}/links?limit=50`, headers }));
-      rows.push(await run(`GET /v1/links?limit=50 (${deep.length} pages in turn)`, { url: base, headers, requests: [{ setupRequest: nextDeep }] }));
+      rows.push(await run('GET /v1/links?limit=50', { url: `${base}/links?limit=50`, headers }, api));
+      rows.push(await run(`GET /v1/links?limit=50 (${deep.length} pages in turn)`, { url: base, headers, requests: [{ setupRequest: nextDeep }] }, api));
       if (baselineRoot) {
-        rows.push(await run('baseline GET /v1/links?limit=50', { url: `http://127.0.0.1:${baselinePort}/v1/links?limit=50`, headers }));
-        rows.push(await run(`baseline GET /v1/links?limit=50 (${deep.length} pages in turn)`, { url: `http://127.0.0.1:${baselinePort}/v1`, headers, requests: [{ setupRequest: nextDeep }] }));
+        rows.push(await run('baseline GET /v1/links?limit=50', { url: `http://127.0.0.1:${baselinePort}/v1/links?limit=50`, headers }, baselineApi));
+        rows.push(await run(`baseline GET /v1/links?limit=50 (${deep.length} pages in turn)`, { url: `http://127.0.0.1:${baselinePort}/v1`, headers, requests: [{ setupRequest: nextDeep }] }, baselineApi));
       }
-      rows.push(await run('POST /v1/links', { url: `${base}/links`, method: 'POST', headers, body: JSON.stringify({ url: 'https://example.com/new' }) }));
+      rows.push(await run('POST /v1/links', { url: `${base}/links`, method: 'POST', headers, body: JSON.stringify({ url: 'https://example.com/new' }) }, api));
     }
     const medians = new Map<string, number>();
     for (const name of new Set(rows.map((r) => r.target))) medians.set(name, median(rows.filter((r) => r.target === name).map((r) => r.rps)));
-    return { database: 'devdb (src/devdb, separate process)', links_in_workspace: total, response_bytes: Buffer.byteLength(page), median_rps: Object.fromEntries(medians), rows, validation: validationCost() };
+    const cpu: Record<string, { api_us: number; devdb_us: number }> = {};
+    for (const name of medians.keys()) {
+      const measured = rows.filter((r) => r.target === name && 'api_cpu_us' in r) as Array<{ api_cpu_us: number; devdb_cpu_us: number }>;
+      if (measured.length) cpu[name] = { api_us: median(measured.map((r) => r.api_cpu_us)), devdb_us: median(measured.map((r) => r.devdb_cpu_us)) };
+    }
+    return { database: 'devdb (src/devdb, separate process)', links_in_workspace: total, response_bytes: Buffer.byteLength(page), median_rps: Object.fromEntries(medians), median_cpu_per_request: cpu, rows, validation: validationCost() };
   } finally {
     for (const child of children.reverse()) await stopChild(child);
   }
