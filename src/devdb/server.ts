@@ -4,7 +4,7 @@
 // in that turn are committed to the journal together (group commit), then the replies go out.
 import net from 'node:net';
 import { runCommand, type ServerState } from './commands/index.ts';
-import { encodeMsg, encodeReply, FrameReader, MORE_TO_COME, parseMessage } from './wire.ts';
+import { encodeMsg, encodeReply, FrameReader, MORE_TO_COME, parseMessage, ReplySlabs } from './wire.ts';
 
 export type Logger = (msg: string, fields?: Record<string, unknown>) => void;
 
@@ -17,6 +17,7 @@ export class WireServer {
   private readonly commit: (() => void) | undefined;
   private replies: Array<[net.Socket, Buffer]> = [];
   private flushScheduled = false;
+  private readonly slabs = new ReplySlabs();
 
   constructor(state: ServerState, log: Logger, commit?: () => void) {
     this.state = state;
@@ -63,18 +64,18 @@ export class WireServer {
     if (req.kind === 'query') {
       const db = req.collection.split('.')[0] ?? 'admin';
       const reply = runCommand(this.state, req.command, connectionId, db);
-      this.send(socket, encodeReply(req.requestId, reply));
+      this.send(socket, encodeReply(req.requestId, reply, this.slabs));
       return;
     }
     const reply = runCommand(this.state, req.command, connectionId);
     // moreToCome: an unacknowledged write, the client expects no answer.
-    if ((req.flags & MORE_TO_COME) === 0) this.send(socket, encodeMsg(req.requestId, reply));
+    if ((req.flags & MORE_TO_COME) === 0) this.send(socket, encodeMsg(req.requestId, reply, this.slabs));
     else this.scheduleFlush();
   }
 
   private send(socket: net.Socket, reply: Buffer): void {
     if (!this.commit) {
-      socket.write(reply);
+      this.write(socket, reply);
       return;
     }
     this.replies.push([socket, reply]);
@@ -99,7 +100,14 @@ export class WireServer {
       for (const [socket] of replies) socket.destroy();
       return;
     }
-    for (const [socket, reply] of replies) if (!socket.destroyed) socket.write(reply);
+    for (const [socket, reply] of replies) if (!socket.destroyed) this.write(socket, reply);
+  }
+
+  /** The reply's buffer is used again once the socket has written it; after a failed write it is left alone. */
+  private write(socket: net.Socket, reply: Buffer): void {
+    socket.write(reply, (err) => {
+      if (!err) this.slabs.give(reply);
+    });
   }
 
   close(): Promise<void> {

@@ -123,13 +123,11 @@ export function parseMessage(frame: Buffer): Request {
 
 let nextRequestId = 1;
 
-function header(length: number, responseTo: number, opCode: number): Buffer {
-  const h = Buffer.alloc(HEADER);
-  h.writeInt32LE(length, 0);
-  h.writeInt32LE(nextRequestId++ & 0x7fffffff, 4);
-  h.writeInt32LE(responseTo, 8);
-  h.writeInt32LE(opCode, 12);
-  return h;
+function writeHeader(out: Buffer, length: number, responseTo: number, opCode: number): void {
+  out.writeInt32LE(length, 0);
+  out.writeInt32LE(nextRequestId++ & 0x7fffffff, 4);
+  out.writeInt32LE(responseTo, 8);
+  out.writeInt32LE(opCode, 12);
 }
 
 /** A stored document's BSON, sent as it is inside a reply (a find's batch) instead of decoded and encoded again. */
@@ -151,54 +149,124 @@ function holdsRaw(v: unknown, depth: number): boolean {
   return false;
 }
 
-const TYPE_DOCUMENT = 0x03;
-const TYPE_ARRAY = 0x04;
+const TYPE_DOCUMENT = '\x03';
+const TYPE_ARRAY = '\x04';
 
-/** BSON of a document some of whose values are RawDoc: those are copied in; every other value is encoded by bson. */
-function encodeWithRaw(doc: Doc | unknown[]): Buffer {
-  const parts: Uint8Array[] = [];
+/**
+ * A reply body laid out before it is written: bytes to copy (encoded values, stored documents), strings written as
+ * UTF-8 (an element's type, name and NUL), and int32s (a document's size, known once its elements are laid out).
+ */
+type Part = Uint8Array | string | number;
+
+/**
+ * Lays out a document some of whose values are RawDoc: those are copied in as they are stored, every other value is
+ * encoded by bson. Returns the document's size. Nothing is joined here: the parts are copied once, into the reply.
+ */
+function layout(doc: Doc | unknown[], parts: Part[]): number {
+  const at = parts.length;
+  parts.push(0);
   let size = 5;
-  const add = (part: Uint8Array) => {
-    parts.push(part);
-    size += part.length;
-  };
-  const entries: [string, unknown][] = Array.isArray(doc) ? doc.map((v, i) => [String(i), v]) : Object.entries(doc);
-  for (const [key, value] of entries) {
+  const keys = Array.isArray(doc) ? doc.map((_, i) => String(i)) : Object.keys(doc);
+  const values = doc as Record<string, unknown>;
+  for (const key of keys) {
+    const value = values[key];
     if (value === undefined) continue;
-    if (value instanceof RawDoc || (holdsRaw(value, 2) && (Array.isArray(value) || isPlainObject(value)))) {
-      const name = Buffer.from(`${key}\0`, 'utf8');
-      add(Buffer.of(value instanceof RawDoc ? TYPE_DOCUMENT : Array.isArray(value) ? TYPE_ARRAY : TYPE_DOCUMENT));
-      add(name);
-      add(value instanceof RawDoc ? value.bytes : encodeWithRaw(value as Doc | unknown[]));
+    if (value instanceof RawDoc) {
+      const head = `${TYPE_DOCUMENT}${key}\0`;
+      parts.push(head, value.bytes);
+      size += Buffer.byteLength(head) + value.bytes.length;
+    } else if ((Array.isArray(value) || isPlainObject(value)) && holdsRaw(value, 2)) {
+      const head = `${Array.isArray(value) ? TYPE_ARRAY : TYPE_DOCUMENT}${key}\0`;
+      parts.push(head);
+      size += Buffer.byteLength(head) + layout(value as Doc | unknown[], parts);
     } else {
       const element = serialize({ [key]: value }, { ignoreUndefined: true });
-      add(element.subarray(4, element.length - 1));
+      const part = element.subarray(4, element.length - 1);
+      parts.push(part);
+      size += part.length;
     }
   }
-  const out = Buffer.allocUnsafe(size);
-  out.writeInt32LE(size, 0);
-  let offset = 4;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
+  parts.push('\0');
+  parts[at] = size;
+  return size;
+}
+
+function layoutBody(doc: Doc): { parts: Part[]; size: number } {
+  if (!holdsRaw(doc, 3)) {
+    const body = serialize(doc, { ignoreUndefined: true });
+    return { parts: [body], size: body.length };
   }
-  out[offset] = 0;
-  return out;
+  const parts: Part[] = [];
+  return { parts, size: layout(doc, parts) };
 }
 
-function encodeBody(doc: Doc): Uint8Array {
-  return holdsRaw(doc, 3) ? encodeWithRaw(doc) : serialize(doc, { ignoreUndefined: true });
+function copyParts(out: Buffer, offset: number, parts: readonly Part[]): void {
+  for (const part of parts) {
+    if (typeof part === 'number') offset = out.writeInt32LE(part, offset);
+    else if (typeof part === 'string') offset += out.write(part, offset, 'utf8');
+    else {
+      out.set(part, offset);
+      offset += part.length;
+    }
+  }
 }
 
-export function encodeMsg(responseTo: number, doc: Doc): Buffer {
-  const body = encodeBody(doc);
-  const prefix = Buffer.alloc(5); // flagBits (0) + section kind 0
-  return Buffer.concat([header(HEADER + 5 + body.length, responseTo, OP_MSG), prefix, body]);
+/** Where replies are written: `take` a buffer of at least `size` bytes, `give` it back once the socket wrote it. */
+export interface ReplyBuffers {
+  take(size: number): Buffer;
+  give(reply: Buffer): void;
 }
 
-export function encodeReply(responseTo: number, doc: Doc): Buffer {
-  const body = encodeBody(doc);
-  const fields = Buffer.alloc(20); // responseFlags, cursorID (int64), startingFrom, numberReturned
-  fields.writeInt32LE(1, 16);
-  return Buffer.concat([header(HEADER + 20 + body.length, responseTo, OP_REPLY), fields, body]);
+/** Fresh memory for every reply: for callers that keep what they encode. */
+export const FRESH_BUFFERS: ReplyBuffers = { take: (size) => Buffer.allocUnsafe(size), give: () => {} };
+
+const SLAB_BYTES = 128 * 1024;
+const MAX_FREE_SLABS = 32;
+
+/**
+ * Reply buffers used again once written. A page of 50 links is a reply of some 40 KB: allocated afresh for every
+ * reply, that is megabytes a second of memory outside the JavaScript heap, and each few megabytes of it make V8
+ * run a full collection of a heap that holds every stored document. Replies up to SLAB_BYTES are written into one
+ * of a few slabs instead, each given back when the socket has written it (a failed write keeps it).
+ */
+export class ReplySlabs implements ReplyBuffers {
+  private readonly free: Buffer[] = [];
+
+  take(size: number): Buffer {
+    if (size > SLAB_BYTES) return Buffer.allocUnsafe(size);
+    return this.free.pop() ?? Buffer.allocUnsafeSlow(SLAB_BYTES);
+  }
+
+  give(reply: Buffer): void {
+    const slab = reply.buffer;
+    if (slab.byteLength !== SLAB_BYTES || reply.byteOffset !== 0 || this.free.length >= MAX_FREE_SLABS) return;
+    this.free.push(Buffer.from(slab, 0, SLAB_BYTES));
+  }
+
+  get size(): number {
+    return this.free.length;
+  }
+}
+
+export function encodeMsg(responseTo: number, doc: Doc, buffers: ReplyBuffers = FRESH_BUFFERS): Buffer {
+  const { parts, size } = layoutBody(doc);
+  const length = HEADER + 5 + size;
+  const out = buffers.take(length);
+  writeHeader(out, length, responseTo, OP_MSG);
+  out.writeUInt32LE(0, HEADER); // flagBits
+  out[HEADER + 4] = 0; // section kind 0: the body
+  copyParts(out, HEADER + 5, parts);
+  return out.subarray(0, length);
+}
+
+export function encodeReply(responseTo: number, doc: Doc, buffers: ReplyBuffers = FRESH_BUFFERS): Buffer {
+  const { parts, size } = layoutBody(doc);
+  const length = HEADER + 20 + size;
+  const out = buffers.take(length);
+  writeHeader(out, length, responseTo, OP_REPLY);
+  // responseFlags, cursorID (int64), startingFrom, numberReturned
+  out.fill(0, HEADER, HEADER + 16);
+  out.writeInt32LE(1, HEADER + 16);
+  copyParts(out, HEADER + 20, parts);
+  return out.subarray(0, length);
 }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { FrameReader, ProtocolError } from '../../src/devdb/wire.ts';
+import { deserialize, Long, serialize } from 'bson';
+import { encodeMsg, encodeReply, FrameReader, ProtocolError, RawDoc, ReplySlabs } from '../../src/devdb/wire.ts';
 
 function message(length: number, fill: number): Buffer {
   const buf = Buffer.alloc(length, fill);
@@ -34,4 +35,43 @@ describe('devdb wire framing', () => {
   it('refuses a length no message can have', () => {
     expect(() => new FrameReader().push(message(8, 0))).to.throw(ProtocolError, /invalid message length 8/);
   });
+
+  describe('replies', () => {
+    const stored = [
+      { _id: 'lnk_1', title: 'é', n: 1, at: new Date(0) },
+      { _id: 'lnk_2', nested: { deep: [1, 2, 3] }, big: 'x'.repeat(1000) },
+    ];
+    const reply = (docs: unknown[]) => ({ cursor: { firstBatch: docs, id: Long.fromNumber(7), ns: 'db.links' }, ok: 1 });
+
+    it('sends stored documents as their bytes inside the same BSON bson would encode for them', () => {
+      const raw = stored.map((d) => new RawDoc(serialize(d)));
+      const msg = encodeMsg(42, reply(raw));
+      expect(msg.readInt32LE(0)).to.equal(msg.length);
+      expect(msg.readInt32LE(8)).to.equal(42);
+      expect(msg.readInt32LE(12)).to.equal(2013);
+      expect(msg.readUInt32LE(16)).to.equal(0);
+      expect(msg[20]).to.equal(0);
+      expect(msg.subarray(21).equals(serialize(reply(stored)))).to.equal(true);
+      const legacy = encodeReply(5, reply(raw));
+      expect(legacy.readInt32LE(0)).to.equal(legacy.length);
+      expect(legacy.readInt32LE(12)).to.equal(1);
+      expect(legacy.readInt32LE(32)).to.equal(1);
+      expect(deserialize(legacy.subarray(36))).to.deep.equal(deserialize(serialize(reply(stored))));
+    });
+
+    it('writes a reply into a slab given back after an earlier one, and keeps no slab for a reply larger than one', () => {
+      const slabs = new ReplySlabs();
+      const first = encodeMsg(1, reply([new RawDoc(serialize(stored[0]!))]), slabs);
+      slabs.give(first);
+      expect(slabs.size).to.equal(1);
+      const second = encodeMsg(2, reply([new RawDoc(serialize(stored[1]!))]), slabs);
+      expect(second.buffer).to.equal(first.buffer);
+      expect(slabs.size).to.equal(0);
+      expect(deserialize(second.subarray(21))).to.deep.equal(deserialize(serialize(reply([stored[1]]))));
+      const huge = encodeMsg(3, reply([new RawDoc(serialize({ _id: 'big', text: 'y'.repeat(200_000) }))]), slabs);
+      slabs.give(huge);
+      expect(slabs.size).to.equal(0);
+    });
+  });
 });
+
