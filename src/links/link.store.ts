@@ -77,7 +77,9 @@ function pageFilters(query: LinkPage): Filter<LinkDoc>[] {
 
 export class LinkStore {
   readonly collection: Collection<LinkDoc>;
+  private readonly db: Db;
   constructor(db: Db) {
+    this.db = db;
     this.collection = db.collection<LinkDoc>('links');
   }
 
@@ -130,7 +132,7 @@ export class LinkStore {
 
   /** The same page, each link as its stored BSON bytes (rendered by `LinkRenderer`). */
   pageBytes(query: LinkPage): Promise<Uint8Array[]> {
-    return newestFirstBytes(this.collection, pageFilters(query), query.after, query.limit);
+    return newestFirstBytes(this.db, this.collection.collectionName, pageFilters(query), query.after, query.limit);
   }
 
   async removeTag(workspaceId: string, tagId: string, session?: ClientSession): Promise<void> {
