@@ -194,7 +194,7 @@ export class Collection implements DocSet {
     if (!p) return undefined;
     const docs = this.docs;
     const entries = (function* () {
-      for (const id of p.index.walk(p.prefix, p.reverse, p.start, p.stop)) {
+      for (const id of p.index.walk(p.prefix, p.reverse, p.start, p.stop, p.after)) {
         const e = docs.get(id);
         if (e) yield e;
       }

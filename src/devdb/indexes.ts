@@ -85,6 +85,21 @@ export function defaultIndexName(key: Doc): string {
     .join('_');
 }
 
+export type KeysetClass = 'string' | 'date';
+
+/** Strings and dates only: each is one run of the index order, and none has a value its comparisons leave out. */
+export function keysetClass(v: unknown): KeysetClass | undefined {
+  if (typeof v === 'string') return 'string';
+  if (v instanceof Date && !Number.isNaN(v.getTime())) return 'date';
+  return undefined;
+}
+
+/** The values of the first two sort fields a page ended on, and the one comparison class each must keep. */
+export interface KeysetStart {
+  values: [unknown, unknown];
+  classes: [KeysetClass, KeysetClass];
+}
+
 /** Where an ordered walk starts on the field after the equality prefix. */
 export interface WalkStart {
   value: unknown;
@@ -194,11 +209,13 @@ export class Index {
 
   /**
    * Owners of the keys that start with `prefix`, in index order (`reverse`: backwards), from `start` on the next
-   * field when given, up to `stop` on that field when given. The caller stops when it has enough.
+   * field when given, up to `stop` on that field when given; or, with `after`, from just past a keyset position on
+   * the next two fields. The caller stops when it has enough.
    */
-  *walk(prefix: readonly unknown[], reverse: boolean, start?: WalkStart, stop?: WalkStart): Iterable<string> {
+  *walk(prefix: readonly unknown[], reverse: boolean, start?: WalkStart, stop?: WalkStart, after?: KeysetStart): Iterable<string> {
     let from: Key;
-    if (start) from = [...prefix, start.value, reverse === start.inclusive ? HIGH : LOW];
+    if (after) from = [...prefix, ...after.values, reverse ? LOW : HIGH];
+    else if (start) from = [...prefix, start.value, reverse === start.inclusive ? HIGH : LOW];
     else from = [...prefix, reverse ? HIGH : LOW];
     const keys = reverse ? this.tree.entriesReversed(from) : this.tree.entries(from);
     const p = prefix.length;
@@ -209,6 +226,11 @@ export class Index {
       if (stop && p < this.dirs.length) {
         const c = compareIndexValues(key[p], stop.value) * (ascending ? 1 : -1);
         if (c > 0 || (c === 0 && !stop.inclusive)) return;
+      }
+      if (after) {
+        // Past the first field's class, nothing more can match; where it ties, only the second's class does.
+        if (keysetClass(key[p]) !== after.classes[0]) return;
+        if (compareIndexValues(key[p], after.values[0]) === 0 && keysetClass(key[p + 1]) !== after.classes[1]) continue;
       }
       yield key[key.length - 1] as string;
     }

@@ -3,8 +3,8 @@
 // are a superset: the full mingo filter still runs on each one). `orderedPlan` finds an index whose order is the
 // requested sort after an equality prefix, so that a sorted, limited read walks it and stops at the limit.
 import { Binary, ObjectId } from 'bson';
-import type { Index, WalkStart } from './indexes.ts';
-import { compareIndexValues } from './indexes.ts';
+import type { Index, KeysetStart, WalkStart } from './indexes.ts';
+import { compareIndexValues, keysetClass } from './indexes.ts';
 import { isPlainObject, keyOf, promote, toNumber, type Doc } from './values.ts';
 
 function indexable(v: unknown): boolean {
@@ -98,6 +98,8 @@ export interface OrderedPlan {
   stop?: WalkStart | undefined;
   /** Every document the walk yields matches the filter: the index answered all of it, nothing needs decoding. */
   covered?: boolean;
+  /** A keyset position: the walk starts just past these values of the first two sort fields (see `keysetOf`). */
+  after?: KeysetStart | undefined;
 }
 
 /**
@@ -215,7 +217,11 @@ export function orderedPlan(filter: Doc | undefined, sort: Doc, indexes: readonl
     // ...and stop at the bound on the other side, instead of walking to the end of the prefix.
     const stop = filter ? boundOf(filter, first[0], ascending) : undefined;
     const prefixFields = index.fields.slice(0, p);
-    best = { index, prefix: prefixFields.map((f) => eq.get(f)![0]), reverse, start: bound, stop, covered: covers(filter, prefixFields, first[0]) };
+    const prefix = prefixFields.map((f) => eq.get(f)![0]);
+    const after = keysetOf(filter, prefixFields, prefix, rest);
+    best = after
+      ? { index, prefix, reverse, start: undefined, stop: undefined, covered: true, after }
+      : { index, prefix, reverse, start: bound, stop, covered: covers(filter, prefixFields, first[0]) };
   }
   return best;
 }
@@ -252,4 +258,69 @@ function covers(filter: Doc | undefined, prefix: readonly string[], field: strin
     } else return false;
   }
   return true;
+}
+
+/** A prefix field's condition a walk answers: one plain value of a class (or an ObjectId), not null. */
+function prefixValue(cond: unknown): boolean {
+  const v = promote(cond);
+  return boundClass(v) !== undefined || v instanceof ObjectId;
+}
+
+/** Equal in the index's order, and of one class (1 and 1.0 are one key; a Date and its time are not). */
+function sameValue(a: unknown, b: unknown): boolean {
+  return compareIndexValues(a, b) === 0 && (boundClass(a) ?? 'other') === (boundClass(b) ?? 'other');
+}
+
+/** The filter's conditions joined by `$and` (at its top and inside `$and`s), each as [field or operator, condition]. */
+function conjuncts(filter: Doc, out: Array<[string, unknown]> = []): Array<[string, unknown]> | undefined {
+  for (const [key, cond] of Object.entries(filter)) {
+    if (key === '$and') {
+      if (!Array.isArray(cond) || cond.length === 0) return undefined;
+      for (const sub of cond) if (!isPlainObject(sub) || !conjuncts(sub, out)) return undefined;
+    } else out.push([key, cond]);
+  }
+  return out;
+}
+
+/** `{field: {op: value}}` with nothing else: the value, or undefined. */
+function single(doc: unknown, field: string, op: string): unknown {
+  if (!isPlainObject(doc)) return undefined;
+  const keys = Object.keys(doc);
+  if (keys.length !== 1 || keys[0] !== field) return undefined;
+  const cond = promote(doc[field]);
+  if (!isPlainObject(cond)) return undefined;
+  const ops = Object.keys(cond);
+  return ops.length === 1 && ops[0] === op ? promote(cond[op]) : undefined;
+}
+
+/**
+ * A page after a position, as keyset pagination writes it for a sort on (a, b) (here both descending):
+ * `{$or: [{a: {$lt: x}}, {a: x, b: {$lt: y}}]}`, beside equalities on the index's prefix and nothing else. The
+ * documents it matches are exactly those the walk meets after the key (x, y) while `a` stays of x's class and,
+ * where `a` equals x, `b` is of y's class (MongoDB compares values of one class only): the index answers it all.
+ */
+function keysetOf(filter: Doc | undefined, prefix: readonly string[], prefixValues: readonly unknown[], sort: ReadonlyArray<readonly [string, number]>): KeysetStart | undefined {
+  if (!filter || sort.length < 2) return undefined;
+  const [[a, dirA], [b, dirB]] = [sort[0]!, sort[1]!];
+  const all = conjuncts(filter);
+  if (!all) return undefined;
+  let start: KeysetStart | undefined;
+  for (const [key, cond] of all) {
+    const at = prefix.indexOf(key);
+    if (at >= 0 && prefixValue(cond) && sameValue(promote(cond), prefixValues[at])) continue;
+    if (key !== '$or' || start || !Array.isArray(cond) || cond.length !== 2) return undefined;
+    const [one, two] = cond as [unknown, unknown];
+    for (const [past, tie] of [[one, two], [two, one]]) {
+      const x = single(past, a, dirA < 0 ? '$lt' : '$gt');
+      if (!isPlainObject(tie) || Object.keys(tie).length !== 2) continue;
+      const equal = promote(tie[a]);
+      const y = single({ [b]: tie[b] }, b, dirB < 0 ? '$lt' : '$gt');
+      const classes = [keysetClass(x), keysetClass(y)] as const;
+      if (classes[0] === undefined || classes[1] === undefined || keysetClass(equal) !== classes[0] || compareIndexValues(equal, x) !== 0) continue;
+      start = { values: [x, y], classes: [classes[0], classes[1]] };
+      break;
+    }
+    if (!start) return undefined;
+  }
+  return start;
 }

@@ -42,23 +42,31 @@ function idEquality(filter: Doc): string | undefined {
 }
 
 /**
+ * What an entry must pass to match: undefined for an empty filter; one equality on _id compares the entry's key;
+ * anything else is matched on the decoded document.
+ */
+function matcherOf(filter: Doc | undefined): ((e: Entry) => boolean) | undefined {
+  if (!filter || Object.keys(filter).length === 0) return undefined;
+  const id = idEquality(filter);
+  if (id !== undefined) return (e) => e.id === id;
+  const matcher = compileFilter(filter);
+  return (e) => matcher(e.view);
+}
+
+/**
  * Matching entries, sorted, skipped and limited. A sort that an index gives walks that index and stops at the
  * limit, as MongoDB does; otherwise the matches are sorted, keeping only the best skip + limit as it goes.
  */
 export function queryEntries(docs: DocSet | undefined, filter: Doc | undefined, opts: QueryOptions = {}): Entry[] {
   if (!docs) return [];
-  // An empty filter, or one equality on _id (compared with the entry's key), matches without reading the documents:
-  // they are decoded to be matched.
-  const id = filter ? idEquality(filter) : undefined;
-  const matcher = filter && Object.keys(filter).length > 0 && id === undefined ? compileFilter(filter) : undefined;
-  const match = id !== undefined ? (e: Entry) => e.id === id : matcher && ((e: Entry) => matcher(e.view));
   const skip = opts.skip ?? 0;
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
   const hasSort = opts.sort !== undefined && Object.keys(opts.sort).length > 0;
   const walk = hasSort ? docs.ordered?.(filter, opts.sort!) : undefined;
   const inOrder = walk?.entries;
-  // A walk the index answers entirely yields only matches: they are not decoded to be checked.
-  const check = walk?.covered ? undefined : match;
+  // A walk the index answers entirely yields only matches: they are not decoded to be checked, nor is the filter
+  // compiled.
+  const check = walk?.covered ? undefined : matcherOf(filter);
   const needed = hasSort && !inOrder ? Infinity : skip + limit;
   const keep = skip + limit;
   let out: Entry[] = [];

@@ -69,6 +69,44 @@ describe('devdb sorted, limited reads', () => {
     }
   });
 
+  it('pages by (created_at, _id) cursors in both orders past values of other types, as MongoDB compares them', async () => {
+    type Mixed = { _id: string | number; w: string; t?: unknown };
+    const mixed = h.db.collection<Mixed>('keyset_mixed');
+    await mixed.createIndex({ w: 1, t: -1, _id: -1 });
+    const docs: Mixed[] = [];
+    const r = rng(11);
+    for (let i = 0; i < 300; i++) {
+      const kind = r();
+      // Mostly dates on few distinct seconds (many ties), some nulls, numbers, strings and missing times; some _ids numbers.
+      const t = kind < 0.75 ? new Date(1_700_000_000_000 + Math.floor(r() * 12) * 1000) : kind < 0.8 ? null : kind < 0.85 ? 1_700_000_000_000 : kind < 0.9 ? '2023-11-14' : undefined;
+      const doc: Mixed = { _id: r() < 0.85 ? `k${String(Math.floor(r() * 1e5)).padStart(5, '0')}-${i}` : i, w: r() < 0.5 ? 'a' : 'b', t };
+      if (t === undefined) delete doc.t;
+      docs.push(doc);
+    }
+    await mixed.insertMany(docs);
+    const isDate = (t: unknown): t is Date => t instanceof Date;
+    for (const dir of [-1, 1] as const) {
+      const op = dir < 0 ? '$lt' : '$gt';
+      // What the filter matches after a position (dates only for t, strings only for _id, per MongoDB's brackets).
+      const past = (d: Mixed, at: Date, id: string) =>
+        isDate(d.t) && ((d.t.getTime() - at.getTime()) * dir > 0 || (d.t.getTime() === at.getTime() && typeof d._id === 'string' && (d._id < id ? -1 : d._id > id ? 1 : 0) * dir > 0));
+      // Numbers before strings, numbers by value.
+      const byId = (x: string | number, y: string | number) => (typeof x !== typeof y ? (typeof x === 'number' ? -1 : 1) : x < y ? -1 : x > y ? 1 : 0);
+      const order = (x: Mixed, y: Mixed) => ((x.t as Date).getTime() - (y.t as Date).getTime() || byId(x._id, y._id)) * dir;
+      for (const start of docs.filter((d) => d.w === 'a' && isDate(d.t) && typeof d._id === 'string').slice(0, 40)) {
+        const at = start.t as Date;
+        const id = start._id as string;
+        const expected = docs.filter((d) => d.w === 'a' && past(d, at, id)).sort(order).slice(0, 6);
+        const got = await mixed
+          .find({ $and: [{ w: 'a' }, { $or: [{ t: { [op]: at } }, { t: at, _id: { [op]: id } }] }] })
+          .sort({ t: dir, _id: dir })
+          .limit(6)
+          .toArray();
+        expect(got.map((d) => d._id), `${dir} after ${at.toISOString()} ${id}`).to.deep.equal(expected.map((d) => d._id));
+      }
+    }
+  });
+
   it('walks backwards for the opposite order, and honours skip', async () => {
     const expected = rows.filter((x) => x.w === 'b').sort(byTimeThenId(1));
     const got = await coll.find({ w: 'b' }).sort({ t: 1, _id: 1 }).skip(5).limit(10).toArray();
@@ -106,7 +144,15 @@ describe('devdb sorted, limited reads', () => {
     expect(p?.index).to.equal(newest);
     expect(p?.prefix).to.deep.equal(['ws_1']);
     expect(p?.reverse).to.equal(false);
-    expect(p?.start).to.deep.equal({ value: at, inclusive: true });
+    // The page starts just past the cursor's (created_at, _id), and the index answers the whole filter.
+    expect(p?.after).to.deep.equal({ values: [at, 'lnk_9'], classes: ['date', 'string'] });
+    expect(p?.covered).to.equal(true);
+    // Anything more, or a position of another shape, leaves the filter to be checked on each document.
+    const position = cursor.$and[1]!;
+    expect(orderedPlan({ $and: [{ workspace_id: 'ws_1' }, position, { archived: false }] }, { created_at: -1, _id: -1 }, [newest])?.covered).to.equal(false);
+    expect(orderedPlan({ $and: [{ workspace_id: 'ws_1' }, { workspace_id: 'ws_2' }, position] }, { created_at: -1, _id: -1 }, [newest])?.covered).to.equal(false);
+    expect(orderedPlan({ $and: [{ workspace_id: 'ws_1' }, position] }, { created_at: 1, _id: 1 }, [newest])?.covered).to.equal(false);
+    expect(orderedPlan({ $and: [{ workspace_id: 'ws_1' }, { $or: [{ created_at: { $lt: at } }, { created_at: at, _id: { $lt: 9 } }] }] }, { created_at: -1, _id: -1 }, [newest])?.covered).to.equal(false);
     expect(orderedPlan({ workspace_id: 'ws_1' }, { created_at: 1, _id: 1 }, [newest])?.reverse).to.equal(true);
     expect(orderedPlan({ published_at: null }, { created_at: 1, _id: 1 }, [newest, outbox])?.index).to.equal(outbox);
     expect(orderedPlan({ workspace_id: 'ws_1' }, { created_at: -1, _id: 1 }, [newest])).to.equal(undefined);
