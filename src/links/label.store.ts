@@ -1,5 +1,6 @@
 import type { ClientSession, Collection, Db } from 'mongodb';
 import { DuplicateKeyError, isDuplicateKey } from '../platform/errors.ts';
+import { findDocs } from '../platform/find-batch.ts';
 
 /** A workspace-scoped, uniquely named thing that links refer to: tags and folders. */
 export interface LabelDoc {
@@ -15,7 +16,10 @@ export class LabelStore {
   readonly collection: Collection<LabelDoc>;
   private readonly kind: string;
 
+  private readonly db: Db;
+
   constructor(db: Db, collection: 'tags' | 'folders') {
+    this.db = db;
     this.collection = db.collection<LabelDoc>(collection);
     this.kind = collection === 'tags' ? 'tag' : 'folder';
   }
@@ -40,9 +44,11 @@ export class LabelStore {
     return this.collection.findOne({ _id: id, workspace_id: workspaceId });
   }
 
+  /** The labels of a page of links, read with every page: one find command, no driver cursor (see `findDocs`). */
   findMany(workspaceId: string, ids: readonly string[]): Promise<LabelDoc[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.collection.find({ workspace_id: workspaceId, _id: { $in: [...ids] } }).toArray();
+    // Ids are unique: at most one label each.
+    return findDocs<LabelDoc>(this.db, { collection: this.collection.collectionName, filter: { workspace_id: workspaceId, _id: { $in: [...ids] } }, limit: ids.length });
   }
 
   async update(workspaceId: string, id: string, changes: { name?: string; color?: string | null }): Promise<LabelDoc | null> {
