@@ -15,7 +15,6 @@ export interface LabelDoc {
 export class LabelStore {
   readonly collection: Collection<LabelDoc>;
   private readonly kind: string;
-
   private readonly db: Db;
 
   constructor(db: Db, collection: 'tags' | 'folders') {
