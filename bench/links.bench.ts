@@ -105,6 +105,7 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
   const children = [database.child];
   try {
     const { key } = await database.aWorkspace('bench');
+    const { key: taggedKey } = await database.aWorkspace('bench-tagged');
     await database.close();
     const api = await startChild('src/main/run.ts', ['api'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: 'info', ...profile }, `http://127.0.0.1:${apiPort}/readyz`);
     children.push(api);
@@ -123,6 +124,18 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
       }),
     );
     console.error(`seeded ${total} links in ${Math.round((Date.now() - seedStart) / 1000)} s`);
+    // Another workspace whose first page shows tags: every link with two of three, so each page also reads its tags.
+    const tagged = { Authorization: `Bearer ${taggedKey}`, 'Content-Type': 'application/json' };
+    const tagIds: string[] = [];
+    for (const name of ['spring', 'summer', 'autumn']) {
+      const res = await fetch(`${base}/tags`, { method: 'POST', headers: tagged, body: JSON.stringify({ name }) });
+      if (res.status >= 300) throw new Error(`creating a tag: ${res.status} ${await res.text()}`);
+      tagIds.push(((await res.json()) as { id: string }).id);
+    }
+    const taggedLinks = Array.from({ length: 100 }, (_, i) => ({ url: `https://example.com/tagged/${i}`, title: `tagged ${i}`, tag_ids: [tagIds[i % 3]!, tagIds[(i + 1) % 3]!] }));
+    const bulk = await fetch(`${base}/links/bulk`, { method: 'POST', headers: tagged, body: JSON.stringify(taggedLinks) });
+    const seeded = bulk.status < 300 ? ((await bulk.json()) as { created: number }).created : 0;
+    if (seeded !== taggedLinks.length) throw new Error(`seeding tagged links: ${bulk.status}, ${seeded} created`);
     // BENCH_BASELINE_ROOT: another checkout (say, the commit before a change): its api on its own devdb, both from
     // that checkout, holding a copy of what was seeded here, so that a change to either process is measured.
     const baselineRoot = process.env.BENCH_BASELINE_ROOT;
@@ -175,9 +188,11 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
       rows.push(await run('koa (same document)', { url: `http://127.0.0.1:${koaPort}/v1/links` }));
       rows.push(await run('GET /v1/links?limit=50', { url: `${base}/links?limit=50`, headers }, api));
       rows.push(await run(`GET /v1/links?limit=50 (${deep.length} pages in turn)`, { url: base, headers, requests: [{ setupRequest: nextDeep }] }, api));
+      rows.push(await run('GET /v1/links?limit=50 (every link tagged)', { url: `${base}/links?limit=50`, headers: tagged }, api));
       if (baselineRoot) {
         rows.push(await run('baseline GET /v1/links?limit=50', { url: `http://127.0.0.1:${baselinePort}/v1/links?limit=50`, headers }, baselineApi));
         rows.push(await run(`baseline GET /v1/links?limit=50 (${deep.length} pages in turn)`, { url: `http://127.0.0.1:${baselinePort}/v1`, headers, requests: [{ setupRequest: nextDeep }] }, baselineApi));
+        rows.push(await run('baseline GET /v1/links?limit=50 (every link tagged)', { url: `http://127.0.0.1:${baselinePort}/v1/links?limit=50`, headers: tagged }, baselineApi));
       }
       rows.push(await run('POST /v1/links', { url: `${base}/links`, method: 'POST', headers, body: JSON.stringify({ url: 'https://example.com/new' }) }, api));
     }
