@@ -96,6 +96,21 @@ function rssOf(child: ChildProcess): number {
 
 const mb = (bytes: number) => Math.round(bytes / 1_048_576);
 
+/** Has the api (started with the gc-on-message preload) collect its garbage, and waits until it has. */
+function forcedGc(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the api did not answer the gc request')), 10_000);
+    const onMessage = (message: unknown) => {
+      if (message !== 'gc-done') return;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      resolve();
+    };
+    child.on('message', onMessage);
+    child.send('gc');
+  });
+}
+
 export async function analyticsBench(options: BenchOptions): Promise<Record<string, unknown>> {
   const database = await benchDatabase();
   const children: ChildProcess[] = [database.child];
@@ -165,7 +180,11 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
     result.fill = { clicks: total, seconds: Math.round(fillSeconds), clicks_per_second: Math.round(total / fillSeconds), rollup_documents: docs, raw_documents_stored: false };
 
     const apiPort = await freePort();
-    const api = await startChild('src/main/run.ts', ['api'], { ...baseEnv, MONGODB_DB: 'linkplane_bench', NATS_PREFIX: natsPrefix(), API_PORT: String(apiPort) }, `http://127.0.0.1:${apiPort}/healthz`);
+    // The api collects garbage when the export phase asks (see forcedGc); BENCH_PROFILE=<dir> also has it write a CPU
+    // profile there when it stops.
+    const gcHook = `--expose-gc --import=${new URL('./servers/gc-on-message.ts', import.meta.url).pathname}`;
+    const nodeOptions = process.env.BENCH_PROFILE ? `${gcHook} --cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` : gcHook;
+    const api = await startChild('src/main/run.ts', ['api'], { ...baseEnv, NODE_OPTIONS: nodeOptions, MONGODB_DB: 'linkplane_bench', NATS_PREFIX: natsPrefix(), API_PORT: String(apiPort) }, `http://127.0.0.1:${apiPort}/healthz`);
     children.push(api);
     const base = `http://127.0.0.1:${apiPort}/v1/analytics`;
     const queries: Record<string, string> = {
@@ -206,6 +225,7 @@ async function exportPhase(database: Awaited<ReturnType<typeof benchDatabase>>, 
     const docs = Array.from({ length: Math.min(10_000, rows - i) }, (_, k) => toClickDoc(makeRaw(rawStart + Math.floor(((i + k) / rows) * 86_400_000))));
     await db.collection('clicks').insertMany(docs as never[], { ordered: false });
   }
+  await forcedGc(api);
   const rssBefore = rssOf(api);
   let rssPeak = rssBefore;
   const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssOf(api))), 100);
@@ -222,7 +242,14 @@ async function exportPhase(database: Awaited<ReturnType<typeof benchDatabase>>, 
   const exportSeconds = (performance.now() - exportStarted) / 1000;
   clearInterval(sampler);
   const cpu = { api: cpuOf(api) - cpuBefore.api, db: cpuOf(database.child) - cpuBefore.db };
-  console.error(`export: ${lines - 1} rows in ${exportSeconds.toFixed(1)} s (${Math.round((lines - 1) / exportSeconds)}/s), api RSS +${mb(rssPeak - rssBefore)} MB, CPU api ${cpu.api.toFixed(1)} s, database ${cpu.db.toFixed(1)} s`);
+  // Peak RSS is what the machine had to have; RSS after a full collection is what the export kept (a leak shows there).
+  await forcedGc(api);
+  const rssAfterGc = rssOf(api);
+  const usPerRow = (seconds: number) => Number(((seconds * 1e6) / (lines - 1)).toFixed(1));
+  console.error(
+    `export: ${lines - 1} rows in ${exportSeconds.toFixed(1)} s (${Math.round((lines - 1) / exportSeconds)}/s), api RSS +${mb(rssPeak - rssBefore)} MB peak, ` +
+      `+${mb(rssAfterGc - rssBefore)} MB after GC, CPU api ${cpu.api.toFixed(1)} s (${usPerRow(cpu.api)} µs/row), database ${cpu.db.toFixed(1)} s (${usPerRow(cpu.db)} µs/row)`,
+  );
   return {
     rows: lines - 1,
     seconds: Number(exportSeconds.toFixed(1)),
@@ -231,8 +258,11 @@ async function exportPhase(database: Awaited<ReturnType<typeof benchDatabase>>, 
     api_cpu_seconds: Number(cpu.api.toFixed(2)),
     database_cpu_seconds: Number(cpu.db.toFixed(2)),
     rows_per_api_cpu_second: Math.round((lines - 1) / cpu.api),
+    api_cpu_us_per_row: usPerRow(cpu.api),
+    database_cpu_us_per_row: usPerRow(cpu.db),
     api_rss_before_mb: mb(rssBefore),
     api_rss_peak_mb: mb(rssPeak),
     api_rss_growth_mb: mb(rssPeak - rssBefore),
+    api_rss_after_gc_growth_mb: mb(rssAfterGc - rssBefore),
   };
 }
