@@ -102,7 +102,8 @@ interface Utm {
 }
 const NO_UTM: Utm = { source: null, medium: null, campaign: null };
 
-function utm(destination: string | null): Utm {
+/** The UTM parameters of a destination URL (each null when absent). */
+export function utm(destination: string | null): Utm {
   if (!destination || !destination.includes('utm_')) return NO_UTM;
   return utmOf(destination);
 }

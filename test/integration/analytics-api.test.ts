@@ -285,6 +285,97 @@ describe('analytics endpoints: access, validation, conversions, rebuild and the 
       expect(humans).to.have.length(rows.filter((r) => r.bot === 'false').length);
     });
 
+    it('fills every column from the stored click (derived columns as the dimensions define them) and applies link, referer and UTM filters', async () => {
+      const rand = seeded(13);
+      const t = Date.parse('2026-11-09T12:34:56.789Z');
+      const base = randomClick(rand, workspaceId, links, t, t + 1, 1);
+      const full: ClickRecord = {
+        ...base,
+        ts: new Date(t).toISOString(),
+        link_id: 'lnk_api',
+        outcome: 'redirect',
+        destination: 'https://shop.example/p?utm_source=news&utm_medium=email&utm_campaign=spring',
+        decision: { step: 'rotator', ruleId: 'rule_x', workspaceRule: false, targetingIndex: null, variantIndex: 2, destinationId: 'dst_1', rotatorFallback: false },
+        visitor: {
+          ...base.visitor,
+          ip: '198.51.100.0',
+          device: 'mobile',
+          os: 'android',
+          browser: 'Chrome',
+          language: 'de',
+          country: 'DE',
+          region: 'Berlin',
+          city: 'Berlin',
+          asn: 3320,
+          visitor_type: 'search_bot',
+          verified_bot: true,
+          bot_name: 'Googlebot',
+          proxy_type: null,
+          quality: 12,
+          referer: 'https://www.News.Example/a?b=1',
+          visit: 'repeat',
+        },
+      };
+      // A second click of another link, without referer, UTM, variant, rotator destination, rule nor IP.
+      const plain: ClickRecord = {
+        ...base,
+        id: randomClick(rand, workspaceId, links, t, t + 1, 1).id,
+        ts: new Date(t + 1000).toISOString(),
+        link_id: 'lnk_other',
+        destination: 'https://shop.example/q',
+        decision: { ...full.decision, ruleId: null, variantIndex: null, destinationId: null },
+        visitor: { ...full.visitor, referer: null, ip: null, asn: null, verified_bot: false, bot_name: null, visitor_type: 'human' },
+      };
+      await ingest([full, plain]);
+      const range = { start: '2026-11-09T00:00:00Z', end: '2026-11-10T00:00:00Z', bots: 'include', timezone: 'America/New_York' };
+      const read = async (params: Record<string, string>) => parse<Record<string, string>>(await (await get('export.csv', { ...range, ...params })).text(), { columns: true });
+      const rows = await read({});
+      expect(rows.map((r) => r.click_id)).to.deep.equal([full.id, plain.id]);
+      expect(rows[0]).to.deep.equal({
+        click_id: full.id,
+        timestamp: '2026-11-09T12:34:56.789Z',
+        local_time: '2026-11-09T07:34:56-05:00',
+        link_id: 'lnk_api',
+        domain: full.domain,
+        slug: full.slug,
+        destination: full.destination,
+        outcome: 'redirect',
+        country: 'DE',
+        region: 'Berlin',
+        city: 'Berlin',
+        asn: '3320',
+        device: 'mobile',
+        os: 'android',
+        browser: 'Chrome',
+        language: 'de',
+        referer: 'news.example',
+        referer_url: 'https://www.News.Example/a?b=1',
+        visitor_type: 'search_bot',
+        bot: 'true',
+        verified_bot: 'true',
+        bot_name: 'Googlebot',
+        proxy_type: '',
+        quality: '12',
+        visit: 'repeat',
+        ab_variant: '2',
+        rotator_destination: 'dst_1',
+        rule: 'rule_x',
+        utm_source: 'news',
+        utm_medium: 'email',
+        utm_campaign: 'spring',
+        ip: '198.51.100.0',
+        conversions: '0',
+        revenue: '',
+      });
+      const second = rows[1]!;
+      expect([second.asn, second.referer, second.referer_url, second.ab_variant, second.rotator_destination, second.rule, second.utm_source, second.utm_medium, second.utm_campaign, second.ip, second.bot]).to.deep.equal(['', '', '', '', '', '', '', '', '', '', 'false']);
+      // Filters that only the click itself answers (not the stored fields the database narrows on).
+      expect((await read({ referer: 'news.example' })).map((r) => r.click_id)).to.deep.equal([full.id]);
+      expect((await read({ utm_source: 'news' })).map((r) => r.click_id)).to.deep.equal([full.id]);
+      expect((await read({ link_id: 'lnk_other' })).map((r) => r.click_id)).to.deep.equal([plain.id]);
+      expect((await read({ bots: 'only' })).map((r) => r.click_id)).to.deep.equal([full.id]);
+    });
+
     it('lets two exports of a workspace run at once and answers a third 429 with Retry-After; a closed one frees its slot', async () => {
       const rand = seeded(12);
       const t = Date.parse('2026-11-14T08:00:00Z');
