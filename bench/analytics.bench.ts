@@ -96,15 +96,16 @@ function rssOf(child: ChildProcess): number {
 
 const mb = (bytes: number) => Math.round(bytes / 1_048_576);
 
-/** Has the api (started with the gc-on-message preload) collect its garbage, and waits until it has. */
-function forcedGc(child: ChildProcess): Promise<void> {
+/** Has the api (started with the gc-on-message preload) collect its garbage; answers its memory usage after. */
+function forcedGc(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the api did not answer the gc request')), 10_000);
     const onMessage = (message: unknown) => {
-      if (message !== 'gc-done') return;
+      const usage = (message as { gcDone?: NodeJS.MemoryUsage } | null)?.gcDone;
+      if (!usage) return;
       clearTimeout(timer);
       child.off('message', onMessage);
-      resolve();
+      resolve(usage);
     };
     child.on('message', onMessage);
     child.send('gc');
@@ -225,7 +226,7 @@ async function exportPhase(database: Awaited<ReturnType<typeof benchDatabase>>, 
     const docs = Array.from({ length: Math.min(10_000, rows - i) }, (_, k) => toClickDoc(makeRaw(rawStart + Math.floor(((i + k) / rows) * 86_400_000))));
     await db.collection('clicks').insertMany(docs as never[], { ordered: false });
   }
-  await forcedGc(api);
+  const memoryBefore = await forcedGc(api);
   const rssBefore = rssOf(api);
   let rssPeak = rssBefore;
   const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssOf(api))), 100);
@@ -243,7 +244,7 @@ async function exportPhase(database: Awaited<ReturnType<typeof benchDatabase>>, 
   clearInterval(sampler);
   const cpu = { api: cpuOf(api) - cpuBefore.api, db: cpuOf(database.child) - cpuBefore.db };
   // Peak RSS is what the machine had to have; RSS after a full collection is what the export kept (a leak shows there).
-  await forcedGc(api);
+  const memoryAfter = await forcedGc(api);
   const rssAfterGc = rssOf(api);
   const usPerRow = (seconds: number) => Number(((seconds * 1e6) / (lines - 1)).toFixed(1));
   console.error(
@@ -264,5 +265,9 @@ async function exportPhase(database: Awaited<ReturnType<typeof benchDatabase>>, 
     api_rss_peak_mb: mb(rssPeak),
     api_rss_growth_mb: mb(rssPeak - rssBefore),
     api_rss_after_gc_growth_mb: mb(rssAfterGc - rssBefore),
+    // Where the memory kept after the collection is: the V8 heap, or buffers outside it.
+    api_heap_used_mb: { before: mb(memoryBefore.heapUsed), after_gc: mb(memoryAfter.heapUsed) },
+    api_heap_total_mb: { before: mb(memoryBefore.heapTotal), after_gc: mb(memoryAfter.heapTotal) },
+    api_external_mb: { before: mb(memoryBefore.external), after_gc: mb(memoryAfter.external) },
   };
 }
