@@ -7,7 +7,8 @@
 // stored (a truncated address or a keyed hash, per IP_STORAGE; empty when none): the address itself is never stored.
 import { Readable, finished } from 'node:stream';
 import Papa from 'papaparse';
-import type { Collection, Filter } from 'mongodb';
+import { deserialize, type DeserializeOptions } from 'bson';
+import type { Collection, Filter, FindCursor } from 'mongodb';
 import type { ClickDoc } from '../clicks/click.store.ts';
 import type { Logger } from '../platform/logger.ts';
 import { RateLimitedError } from '../platform/errors.ts';
@@ -143,6 +144,8 @@ const CHUNK_ROWS = 100;
 const UNPARSE: Papa.UnparseConfig = { newline: '\r\n', escapeFormulae: /^[=+\-@\t\r]/ };
 const HEADER = `${Papa.unparse([[...EXPORT_COLUMNS]], UNPARSE)}\r\n`;
 
+const DECODE: DeserializeOptions = { validation: { utf8: false } };
+
 /** Starts an export: takes a slot (429 when the workspace's are all busy) and returns the CSV stream. */
 export async function exportClicks(o: ExportOptions, r: Resolved): Promise<Readable> {
   const slot = await o.slots.acquire(r.workspaceId);
@@ -155,7 +158,10 @@ export async function exportClicks(o: ExportOptions, r: Resolved): Promise<Reada
   if (r.visitor && direct[r.visitor.dim]) (filter as Record<string, unknown>)[direct[r.visitor.dim]!] = { $in: [...r.visitor.values] };
   const linkSet = r.links ? new Set(r.links) : null;
   // One cursor over the workspace_time index, walked in time order: no re-query, no skip.
-  const cursor = o.clicks.find(filter, { batchSize: o.batchSize ?? 1000 }).sort({ ts: 1 });
+  // Raw: a batch arrives as the BSON of its clicks, each decoded right before its row is built, so that the decoded
+  // objects die young instead of a whole batch of them waiting while the socket takes its chunks. The clicks were
+  // written by our own code, UTF-8 by construction: not validating it again saves a pass over every long string.
+  const cursor = o.clicks.find(filter, { batchSize: o.batchSize ?? 1000, raw: true }).sort({ ts: 1 }) as unknown as FindCursor<Uint8Array>;
 
   const renew = setInterval(() => void slot.renew().catch((error: unknown) => o.logger.warn({ err: error }, 'export slot not renewed')), LEASE_MS / 3);
   renew.unref();
@@ -165,10 +171,11 @@ export async function exportClicks(o: ExportOptions, r: Resolved): Promise<Reada
       yield HEADER;
       more = cursor.hasNext();
       while (await more) {
-        const docs = cursor.readBufferedDocuments();
+        const batch = cursor.readBufferedDocuments();
         more = cursor.hasNext();
         let rows: unknown[][] = [];
-        for (const doc of docs) {
+        for (const bytes of batch) {
+          const doc = deserialize(bytes, DECODE) as ClickDoc;
           if (matches(doc, r, linkSet)) rows.push(row(doc, r.zone));
           if (rows.length === CHUNK_ROWS) {
             yield `${Papa.unparse(rows, UNPARSE)}\r\n`;
