@@ -23,6 +23,18 @@ describe('analytics time zones and rollup buckets', () => {
     expect(new Date(periodStart(at('2026-01-14T19:10:00Z'), 'Asia/Kolkata', 'hour')).toISOString()).to.equal('2026-01-14T18:30:00.000Z');
   });
 
+  it('writes the seconds of instants read one after the other in the same minute, across a DST change, in UTC and before 1970', () => {
+    const zone = 'America/New_York';
+    expect(isoInZone(at('2026-11-01T05:59:07.250Z'), zone)).to.equal('2026-11-01T01:59:07-04:00');
+    expect(isoInZone(at('2026-11-01T05:59:59.999Z'), zone)).to.equal('2026-11-01T01:59:59-04:00');
+    // One minute later the same wall-clock hour comes again, an hour behind UTC.
+    expect(isoInZone(at('2026-11-01T06:00:00Z'), zone)).to.equal('2026-11-01T01:00:00-05:00');
+    expect(isoInZone(at('2026-11-01T06:00:42Z'), zone)).to.equal('2026-11-01T01:00:42-05:00');
+    expect(isoInZone(at('2026-11-01T06:00:05Z'), 'UTC')).to.equal('2026-11-01T06:00:05Z');
+    expect(isoInZone(at('1969-12-31T23:59:58.500Z'), 'UTC')).to.equal('1969-12-31T23:59:58Z');
+    expect(isoInZone(at('1969-12-31T23:59:03Z'), 'UTC')).to.equal('1969-12-31T23:59:03Z');
+  });
+
   it('starts ISO weeks on Monday and months on the 1st, in the zone', () => {
     const zone = 'America/New_York';
     const sunday = at('2026-03-08T12:00:00Z');
