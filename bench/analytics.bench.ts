@@ -103,6 +103,18 @@ function forcedGc(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
     const onMessage = (message: unknown) => {
       const usage = (message as { gcDone?: NodeJS.MemoryUsage } | null)?.gcDone;
       if (!usage) return;
+      if (process.env.BENCH_HEAP_SPACES) {
+        console.error('api heap spaces (MB):', JSON.stringify((message as { spaces: unknown }).spaces));
+        // Resident memory per kind of mapping: malloc's heap, anonymous maps (V8's pages, large buffers), files.
+        const rss: Record<string, number> = {};
+        let name = '';
+        for (const line of readFileSync(`/proc/${child.pid}/smaps`, 'utf8').split('\n')) {
+          const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+          if (head) name = head[1]!.startsWith('/') ? 'file' : head[1] || 'anon';
+          else if (line.startsWith('Rss:')) rss[name] = (rss[name] ?? 0) + Number(line.split(/\s+/)[1]) / 1024;
+        }
+        console.error('api rss by mapping (MB):', JSON.stringify(Object.fromEntries(Object.entries(rss).map(([k, v]) => [k, Math.round(v)]))));
+      }
       clearTimeout(timer);
       child.off('message', onMessage);
       resolve(usage);
@@ -183,7 +195,7 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
     const apiPort = await freePort();
     // The api collects garbage when the export phase asks (see forcedGc); BENCH_PROFILE=<dir> also has it write a CPU
     // profile there when it stops.
-    const gcHook = `--expose-gc --import=${new URL('./servers/gc-on-message.ts', import.meta.url).pathname}`;
+    const gcHook = `${process.env.BENCH_API_NODE_FLAGS ?? ''} --expose-gc --import=${new URL('./servers/gc-on-message.ts', import.meta.url).pathname}`;
     const nodeOptions = process.env.BENCH_PROFILE ? `${gcHook} --cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` : gcHook;
     const api = await startChild('src/main/run.ts', ['api'], { ...baseEnv, NODE_OPTIONS: nodeOptions, MONGODB_DB: 'linkplane_bench', NATS_PREFIX: natsPrefix(), API_PORT: String(apiPort) }, `http://127.0.0.1:${apiPort}/healthz`);
     children.push(api);
