@@ -36,7 +36,7 @@ const BROWSERS = ['Chrome', 'Chrome', 'Mobile Safari', 'Firefox', 'Edge', 'Samsu
 const TYPES = ['human', 'human', 'human', 'human', 'human', 'human', 'human', 'vpn', 'search_bot', 'ai_crawler'] as const;
 
 /** A generator of plausible clicks: 1,000 links, 300 cities, 205 referers, 2,000,000 visitors. */
-function clickFactory(workspaceId: string, seed: number) {
+export function clickFactory(workspaceId: string, seed: number) {
   const rand = seeded(seed);
   const links = Array.from({ length: 1000 }, (_, i) => ({ id: `lnk_b${i}`, dest: i % 5 === 0 ? `https://shop.example/p/${i}?utm_source=news&utm_medium=email&utm_campaign=c${i % 7}` : `https://shop.example/p/${i}` }));
   return (ts: number): ClickRecord => {
@@ -134,6 +134,7 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
     // 1. Ingestion, rollups off then on (alternating rounds), each into a database of its own.
     const ingestClicks = Number(process.env.BENCH_ANALYTICS_INGEST ?? 50_000);
     const rates: Record<'off' | 'on', number[]> = { off: [], on: [] };
+    const cpuPerClick: Record<'off' | 'on', Array<{ worker_us: number; database_us: number }>> = { off: [], on: [] };
     const rounds = phases.has('ingest') ? Math.max(1, Math.min(options.rounds, 2)) : 0;
     for (let round = 0; round < rounds; round++) {
       for (const mode of ['off', 'on'] as const) {
@@ -150,13 +151,22 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
         await nats.drain();
         const port = await freePort();
         const started = performance.now();
-        const worker = await startChild('src/main/run.ts', ['worker'], { ...baseEnv, MONGODB_DB: dbName, NATS_PREFIX: prefix, WORKER_PORT: String(port), ANALYTICS_ROLLUPS: String(mode === 'on') }, `http://127.0.0.1:${port}/readyz`);
+        const dbCpuBefore = cpuOf(database.child);
+        // BENCH_PROFILE=<dir>: the worker writes a CPU profile there when it stops.
+        const profile: Record<string, string> = process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {};
+        const worker = await startChild('src/main/run.ts', ['worker'], { ...baseEnv, ...profile, MONGODB_DB: dbName, NATS_PREFIX: prefix, WORKER_PORT: String(port), ANALYTICS_ROLLUPS: String(mode === 'on') }, `http://127.0.0.1:${port}/readyz`);
         const metrics = `http://127.0.0.1:${port}/metrics`;
         while ((await metricValue(metrics, 'linkplane_clicks_ingested_total')) < ingestClicks) await new Promise((r) => setTimeout(r, 100));
         const seconds = (performance.now() - started) / 1000;
+        // On a shared machine the rate depends on the neighbours; the CPU each process spent per click much less.
+        const cpu = { worker: cpuOf(worker), db: cpuOf(database.child) - dbCpuBefore };
         await stopChild(worker);
         rates[mode].push(Math.round(ingestClicks / seconds));
-        console.error(`ingestion, rollups ${mode}: ${Math.round(ingestClicks / seconds)} clicks/s (${ingestClicks} clicks, worker start included)`);
+        const perClick = { worker: (cpu.worker / ingestClicks) * 1e6, db: (cpu.db / ingestClicks) * 1e6 };
+        cpuPerClick[mode].push({ worker_us: Math.round(perClick.worker), database_us: Math.round(perClick.db) });
+        console.error(
+          `ingestion, rollups ${mode}: ${Math.round(ingestClicks / seconds)} clicks/s (${ingestClicks} clicks, worker start included), CPU per click: worker ${Math.round(perClick.worker)} µs (start included), devdb ${Math.round(perClick.db)} µs; load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
+        );
       }
     }
     const best = (list: number[]) => Math.max(...list);
@@ -166,6 +176,7 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
       rollups_on_clicks_per_second: best(rates.on),
       rollups_cost_share: Number((1 - best(rates.on) / best(rates.off)).toFixed(3)),
       rounds: rates,
+      cpu_per_click: cpuPerClick,
     };
 
     // 2. The big workspace: clicks over 90 days through the rollup code, raw documents not stored.
