@@ -17,6 +17,7 @@ import { TOTAL, cellKey, cellValue, dimensionValues, isBot, type Dimension } fro
 import type { EdgeClickStore } from './edge-clicks.store.ts';
 import { fromClickDoc } from './raw-click.ts';
 import { addRevenue, type Revenue, type RollupDoc, type RollupStore } from './rollup.store.ts';
+import type { CellSketchParts } from './sketch.store.ts';
 import { GRAIN_MS, HOUR_MS, DAY_MS, decompose, isoInZone, nextPeriod, periodStart, type Granularity, type Grain, type Run } from './time.ts';
 import { rangeView, resolve, type Resolved } from './query.ts';
 import {
@@ -58,13 +59,15 @@ class Acc {
   humanRegisters: number[] = [];
   botRegisters: number[] = [];
 
-  add(cell: { c?: number; b?: number; cv?: number; rev?: Revenue }, sketches: { h?: { buffer: Uint8Array }; b?: { buffer: Uint8Array } } | undefined): void {
+  add(cell: { c?: number; b?: number; cv?: number; rev?: Revenue }, sketches: CellSketchParts | undefined): void {
     this.c += cell.c ?? 0;
     this.b += cell.b ?? 0;
     this.cv += cell.cv ?? 0;
     addRevenue(this.rev, cell.rev);
-    if (sketches?.h) this.humans.push(sketches.h.buffer);
-    if (sketches?.b) this.bots.push(sketches.b.buffer);
+    if (sketches) {
+      for (const part of sketches.h) this.humans.push(part);
+      for (const part of sketches.b) this.bots.push(part);
+    }
   }
 
   /** A raw click of a dimension cell: its click once rolled up (as the rollups count it), its conversions in any case. */

@@ -145,3 +145,58 @@ export class Hll {
     return this;
   }
 }
+
+/**
+ * The union of serialised sketches of one precision, serialised: sparse while the registers set stay few (merged
+ * without expanding 2^p registers), else through a dense sketch. Empty input gives an empty sparse sketch.
+ */
+export function unionBytes(parts: readonly Uint8Array[], p: number): Uint8Array {
+  const m = 2 ** p;
+  let entries = 0;
+  let sparse = true;
+  for (const part of parts) {
+    if (part.length < 2 || part[1] !== p) throw new RangeError(`not a HyperLogLog sketch of precision ${p}`);
+    if (part[0] !== SPARSE) sparse = false;
+    else entries += (part.length - 2) / 3;
+  }
+  if (!sparse || entries * 3 >= m) {
+    const sketch = new Hll(p);
+    for (const part of parts) sketch.mergeBytes(part);
+    return sketch.toBytes();
+  }
+  const packed: number[] = [];
+  for (const part of parts) {
+    if ((part.length - 2) % 3 !== 0) throw new RangeError('malformed HyperLogLog sketch');
+    for (let o = 2; o < part.length; o += 3) packed.push((((part[o]! << 8) | part[o + 1]!) << 8) | part[o + 2]!);
+  }
+  return registersToBytes(packed, p);
+}
+
+/** A sketch holding the packed `index << 8 | rank` register updates (the larger rank per register), serialised. */
+export function registersToBytes(packed: readonly number[], p: number): Uint8Array {
+  const m = 2 ** p;
+  // Sorted by index then rank: the last entry of each index holds its largest rank.
+  const sorted = Int32Array.from(packed).sort();
+  let used = 0;
+  for (let i = 0; i < sorted.length; i++) if (i === sorted.length - 1 || sorted[i]! >>> 8 !== sorted[i + 1]! >>> 8) used++;
+  if (used * 3 >= m) {
+    const sketch = new Hll(p);
+    for (const r of sorted) sketch.set(r >>> 8, r & 0xff);
+    return sketch.toBytes();
+  }
+  const out = new Uint8Array(2 + used * 3);
+  out[0] = SPARSE;
+  out[1] = p;
+  let o = 2;
+  for (let i = 0; i < sorted.length; i++) {
+    const r = sorted[i]!;
+    if (i < sorted.length - 1 && r >>> 8 === sorted[i + 1]! >>> 8) continue;
+    const index = r >>> 8;
+    if (index >= m) throw new RangeError('malformed HyperLogLog register');
+    out[o] = index >>> 8;
+    out[o + 1] = index & 0xff;
+    out[o + 2] = r & 0xff;
+    o += 3;
+  }
+  return out;
+}

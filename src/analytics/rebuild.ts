@@ -30,7 +30,7 @@ export async function rebuildRollups(options: {
   const scope: Filter<ClickDoc> = workspaceId === null ? {} : { workspace_id: workspaceId };
   let rollupsDeleted = 0;
   if (full) {
-    if (workspaceId === null) rollupsDeleted = (await store.rollups.deleteMany({})).deletedCount;
+    if (workspaceId === null) rollupsDeleted = await store.deleteAll();
     else rollupsDeleted = await store.deleteWorkspace(workspaceId);
     await clicks.updateMany(scope, { $set: { rolled_up: false } });
   }

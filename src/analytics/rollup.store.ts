@@ -5,13 +5,17 @@
 //     dimension with many values, `link` among them: the per-link totals);
 //   link level, per UTC day only, one document per (workspace, link, day) holding every dimension: `l` the link id,
 //     `d` '*'.
-// Cells sit at `v.<dimension>.<value key>` ({c, b, cv, rev: {<ISO currency>: minor units}}) and their sketches at `s.<dimension>.<value key>`
-// ({h, b}: serialised sketches). Counts are `$inc`ed; sketches are read, merged and written back, which is why the
-// ingester writes a batch's rollups in one transaction (see RollupWriter.rollUp).
+// Cells sit at `v.<dimension>.<value key>` ({c, b, cv, rev: {<ISO currency>: minor units}}), `$inc`ed without being
+// read; the ingester writes a batch's increments in one transaction with the marking of its clicks, so each click is
+// counted once (see RollupWriter.rollUp). Their unique-visitor sketches are kept apart (sketch.store.ts): appended per
+// batch and merged in the background, because reading and rewriting every touched sketch per batch made rollups cost
+// most of ingestion. Documents written before that may still hold sketches at `s.<dimension>.<value key>` ({h, b});
+// reads take the union of both.
 import { Binary, type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, type Document, type Filter, type MongoClient } from 'mongodb';
 import type { ClickRecord } from '../clicks/click-record.ts';
 import type { ClickDoc } from '../clicks/click.store.ts';
-import { CELL_PRECISION, Hll, TOTAL_PRECISION, hashVisitor, registerOf } from './hll.ts';
+import { CELL_PRECISION, TOTAL_PRECISION, hashVisitor, registerOf, registersToBytes } from './hll.ts';
+import { SketchStore, addParts, type CellSketchParts, type CellSketches, type SketchPartDoc, type Sketches } from './sketch.store.ts';
 import { DIMENSIONS, TOTAL, cellKey, dimensionValues, documentGroup, isBot, type Dimension } from './dimensions.ts';
 import { GRAIN_MS, bucketStart, type Grain, type Run } from './time.ts';
 
@@ -35,11 +39,6 @@ export function addRevenue(into: Revenue, from: Readonly<Revenue> | undefined): 
   for (const currency of Object.keys(from)) into[currency] = (into[currency] ?? 0) + from[currency]!;
 }
 
-export interface CellSketches {
-  h?: Binary;
-  b?: Binary;
-}
-
 export interface RollupDoc {
   _id: string;
   w: string;
@@ -50,7 +49,13 @@ export interface RollupDoc {
   /** The group of dimensions at workspace level ('_' for the totals, see documentGroup), '*' at link level. */
   d: string;
   v: Record<string, Record<string, CellCounts>>;
-  s?: Record<string, Record<string, CellSketches>>;
+  /** Sketches of documents written before they were kept apart (see sketch.store.ts); absent since. */
+  s?: Sketches;
+}
+
+/** A rollup document as read for a query: its counts, and every stored part of its cells' sketches. */
+export interface RollupView extends Omit<RollupDoc, 's' | '_id'> {
+  s?: Record<string, Record<string, CellSketchParts>>;
 }
 
 export const LINK_LEVEL = '*';
@@ -173,52 +178,13 @@ class BatchRollup {
   }
 }
 
-/**
- * The stored sketch with the batch's register updates applied, serialised; null when nothing changed. Small sketches
- * stay sparse and are merged without expanding them to 2^p registers (most cells hold a handful of visitors).
- */
-function applyRegisters(existing: Binary | undefined, packed: number[], precision: number): Binary | null {
-  if (packed.length === 0) return null;
-  const stored = existing?.buffer;
-  const m = 2 ** precision;
-  if (!stored || (stored[0] === 1 && (stored.length - 2) / 3 + packed.length < m / 3)) {
-    const ranks = new Map<number, number>();
-    if (stored) for (let o = 2; o < stored.length; o += 3) ranks.set((stored[o]! << 8) | stored[o + 1]!, stored[o + 2]!);
-    let changed = !stored;
-    for (const r of packed) {
-      const index = r >>> 8;
-      const rank = r & 0xff;
-      if (rank > (ranks.get(index) ?? 0)) {
-        ranks.set(index, rank);
-        changed = true;
-      }
-    }
-    if (!changed) return null;
-    const sorted = [...ranks.entries()].sort((a, b) => a[0] - b[0]);
-    const out = new Uint8Array(2 + sorted.length * 3);
-    out[0] = 1;
-    out[1] = precision;
-    let o = 2;
-    for (const [index, rank] of sorted) {
-      out[o] = index >>> 8;
-      out[o + 1] = index & 0xff;
-      out[o + 2] = rank;
-      o += 3;
-    }
-    return new Binary(out);
-  }
-  const sketch = new Hll(precision);
-  sketch.mergeBytes(stored);
-  let changed = false;
-  for (const r of packed) if (sketch.set(r >>> 8, r & 0xff)) changed = true;
-  return changed ? new Binary(sketch.toBytes()) : null;
-}
-
 export class RollupStore {
   readonly rollups: Collection<RollupDoc>;
+  readonly sketches: SketchStore;
 
   constructor(db: Db) {
     this.rollups = db.collection<RollupDoc>('analytics_rollups');
+    this.sketches = new SketchStore(db);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -228,35 +194,27 @@ export class RollupStore {
       // Every link of a workspace over time (top links under a visitor filter).
       { key: { w: 1, d: 1, g: 1, t: 1 }, name: 'workspace_dimension_time' },
     ]);
+    await this.sketches.ensureIndexes();
   }
 
   /**
-   * Adds clicks (or conversions) to the rollups. Counts are `$inc`ed, sketches read and rewritten: pass the session
-   * of a transaction so a concurrent writer of the same bucket makes one of the two retry instead of losing a sketch
-   * update, and so the batch is counted entirely or not at all.
+   * Adds clicks (or conversions) to the rollups: counts as `$inc` upserts, visitors as one sketch part per document.
+   * Pass the session of a transaction so the batch is counted entirely or not at all. Without one, the documents
+   * due for compaction are compacted before returning; with one, call `compactSketches` once it has committed.
    */
   async apply(clicks: readonly ClickRecord[], options: { session?: ClientSession; increment?: Increment } = {}): Promise<void> {
     if (clicks.length === 0) return;
     const batch = new BatchRollup();
     const inc = options.increment ?? CLICK;
     for (const click of clicks) batch.add(click, inc);
-    const docs = batch.documents();
     const session = options.session;
-
-    // Current sketches of the documents this batch adds visitors to. Their whole `s` is read: a projection listing
-    // every touched cell of every document cost documents × cells on the server.
-    const withVisitors = docs.filter((doc) => [...doc.cells.values()].some((cell) => cell.humans.length + cell.bots.length > 0));
-    const existing = new Map<string, RollupDoc>();
-    if (withVisitors.length > 0) {
-      const ids = withVisitors.map((d) => docId(d.w, d.l, d.g, d.t, d.d));
-      for (const doc of await this.rollups.find({ _id: { $in: ids } }, { projection: { s: 1 }, session }).toArray()) existing.set(doc._id, doc);
-    }
-
-    const ops: AnyBulkWriteOperation<RollupDoc>[] = docs.map((doc) => {
+    const ops: AnyBulkWriteOperation<RollupDoc>[] = [];
+    const parts: SketchPartDoc[] = [];
+    for (const doc of batch.documents()) {
       const _id = docId(doc.w, doc.l, doc.g, doc.t, doc.d);
       const $inc: Record<string, number> = {};
-      const $set: Record<string, unknown> = {};
-      const stored = existing.get(_id)?.s;
+      const sketches: Sketches = {};
+      let visitors = false;
       for (const cell of doc.cells.values()) {
         const base = `v.${cell.dim}.${cell.key}`;
         // Only what changes: a missing counter reads as 0.
@@ -264,20 +222,28 @@ export class RollupStore {
         if (cell.b !== 0) $inc[`${base}.b`] = cell.b;
         if (cell.cv !== 0) $inc[`${base}.cv`] = cell.cv;
         for (const currency of Object.keys(cell.rev)) if (cell.rev[currency] !== 0) $inc[`${base}.rev.${currency}`] = cell.rev[currency]!;
+        if (cell.humans.length + cell.bots.length === 0) continue;
         const precision = cell.dim === TOTAL ? TOTAL_PRECISION : CELL_PRECISION;
-        const sketches = stored?.[cell.dim]?.[cell.key];
-        const h = applyRegisters(sketches?.h, cell.humans, precision);
-        const b = applyRegisters(sketches?.b, cell.bots, precision);
-        if (h) $set[`s.${cell.dim}.${cell.key}.h`] = h;
-        if (b) $set[`s.${cell.dim}.${cell.key}.b`] = b;
+        const sketch: CellSketches = {};
+        if (cell.humans.length > 0) sketch.h = new Binary(registersToBytes(cell.humans, precision));
+        if (cell.bots.length > 0) sketch.b = new Binary(registersToBytes(cell.bots, precision));
+        (sketches[cell.dim] ??= {})[cell.key] = sketch;
+        visitors = true;
       }
       const update: Document = { $setOnInsert: { w: doc.w, l: doc.l, g: doc.g, t: new Date(doc.t), d: doc.d } };
       if (Object.keys($inc).length > 0) update.$inc = $inc;
-      if (Object.keys($set).length > 0) update.$set = $set;
-      return { updateOne: { filter: { _id }, update, upsert: true } };
-    });
+      ops.push({ updateOne: { filter: { _id }, update, upsert: true } });
+      if (visitors) parts.push({ r: _id, s: sketches });
+    }
     // Bounded bulk writes: a batch over many links may touch thousands of documents.
     for (let i = 0; i < ops.length; i += 1000) await this.rollups.bulkWrite(ops.slice(i, i + 1000), { ordered: false, session });
+    await this.sketches.insert(parts, session);
+    if (!session) await this.sketches.compactDue();
+  }
+
+  /** Merges the sketch parts of the documents that received many (after the transaction that wrote them). */
+  compactSketches(): Promise<void> {
+    return this.sketches.compactDue();
   }
 
   /**
@@ -302,27 +268,36 @@ export class RollupStore {
     sketches: boolean;
     /** Only these cells of the dimension (their keys), when few; else all. */
     keys?: readonly string[];
-  }): AsyncGenerator<RollupDoc> {
+  }): AsyncGenerator<RollupView> {
     const { workspaceId, links, dimension, runs } = query;
     if (Array.isArray(links) && links.length === 0) return;
     if (typeof workspaceId !== 'string' && workspaceId.length === 0) return;
     const workspaces: string[] = typeof workspaceId === 'string' ? [workspaceId] : [...workspaceId];
-    let projection: Document | undefined = { _id: 0, w: 1, l: 1, g: 1, t: 1 };
+    let projection: Document | undefined = { w: 1, l: 1, g: 1, t: 1 };
     // A few chosen cells (links of a link filter) are projected one by one: a document may hold thousands.
-    const cells = query.keys && query.keys.length <= 64 ? query.keys.map((k) => `.${k}`) : [''];
+    const cells = query.keys && query.keys.length <= 64 ? query.keys.map((k) => `${dimension}.${k}`) : [dimension];
     for (const cell of cells) {
-      projection[`v.${dimension}${cell}`] = 1;
-      if (query.sketches) projection[`s.${dimension}${cell}`] = 1;
+      projection[`v.${cell}`] = 1;
+      if (query.sketches) projection[`s.${cell}`] = 1;
     }
     // The totals' documents hold the totals cell alone: the whole document is what a projection would keep.
     if (dimension === TOTAL && links === null && query.sketches) projection = undefined;
+    const sketchPaths = query.sketches ? cells : null;
     if (links === 'all-links') {
       // Links unknown beforehand: every link-level document of each run, through the (w, d, g, t) index.
       const w = workspaces.length === 1 ? workspaces[0]! : { $in: workspaces };
+      let chunk: RollupDoc[] = [];
       for (const run of mergeRuns(runs)) {
         const filter: Filter<RollupDoc> = { w, d: LINK_LEVEL, g: run.grain, t: { $gte: new Date(run.from), $lt: new Date(run.to) } };
-        for await (const doc of this.rollups.find(filter, { projection })) yield doc;
+        for await (const doc of this.rollups.find(filter, { projection })) {
+          chunk.push(doc);
+          if (chunk.length >= ID_CHUNK) {
+            yield* await this.withSketches(chunk, sketchPaths);
+            chunk = [];
+          }
+        }
       }
+      if (chunk.length > 0) yield* await this.withSketches(chunk, sketchPaths);
       return;
     }
     // Every other read knows the documents it wants: their ids are (workspace, link, grain, bucket, group), so they
@@ -335,18 +310,35 @@ export class RollupStore {
       const step = GRAIN_MS[run.grain];
       for (let t = run.from; t < run.to; t += step) for (const w of workspaces) for (const l of ls) ids.push(docId(w, l, run.grain, t, d));
       if (ids.length >= ID_CHUNK) {
-        yield* this.byIds(ids, projection);
+        yield* this.byIds(ids, projection, sketchPaths);
         ids = [];
       }
     }
-    if (ids.length > 0) yield* this.byIds(ids, projection);
+    if (ids.length > 0) yield* this.byIds(ids, projection, sketchPaths);
   }
 
-  private async *byIds(ids: readonly string[], projection: Document | undefined): AsyncGenerator<RollupDoc> {
+  private async *byIds(ids: readonly string[], projection: Document | undefined, sketchPaths: readonly string[] | null): AsyncGenerator<RollupView> {
     for (let i = 0; i < ids.length; i += ID_CHUNK) {
       const filter: Filter<RollupDoc> = { _id: { $in: ids.slice(i, i + ID_CHUNK) } };
-      for await (const doc of this.rollups.find(filter, projection ? { projection } : {})) yield doc;
+      yield* await this.withSketches(await this.rollups.find(filter, projection ? { projection } : {}).toArray(), sketchPaths);
     }
+  }
+
+  /**
+   * The documents with the parts of their sketches (null paths: counts only). The parts are read after the counts:
+   * a compaction in between leaves the union the same, and a part written in between only adds visitors of clicks
+   * that are newer than the counts.
+   */
+  private async withSketches(docs: readonly RollupDoc[], paths: readonly string[] | null): Promise<RollupView[]> {
+    const parts = paths && docs.length > 0 ? await this.sketches.read(docs.map((doc) => doc._id), paths) : null;
+    return docs.map(({ _id, s, ...rest }) => {
+      const view: RollupView = rest;
+      if (!paths) return view;
+      const cells = parts?.get(_id) ?? {};
+      addParts(cells, s);
+      view.s = cells;
+      return view;
+    });
   }
 
   /** Earliest bucket holding clicks of the workspace, or of any of a set of workspaces (for interval=all), or null. */
@@ -358,7 +350,14 @@ export class RollupStore {
   }
 
   async deleteWorkspace(workspaceId: string): Promise<number> {
+    await this.sketches.deleteWorkspace(workspaceId);
     return (await this.rollups.deleteMany({ w: workspaceId })).deletedCount;
+  }
+
+  /** Every rollup document and sketch of every workspace (a full rebuild of all workspaces). */
+  async deleteAll(): Promise<number> {
+    await this.sketches.deleteAll();
+    return (await this.rollups.deleteMany({})).deletedCount;
   }
 }
 
@@ -417,6 +416,7 @@ export class RollupWriter {
         await this.clicks.updateMany({ _id: { $in: [...open] } }, { $set: { rolled_up: true } }, { session });
         await this.store.apply(fresh, { session });
       });
+      if (fresh.length > 0) await this.store.compactSketches();
       return fresh;
     } finally {
       await session.endSession();

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CELL_PRECISION, Hll, TOTAL_PRECISION, hashVisitor, standardError } from '../../src/analytics/hll.ts';
+import { CELL_PRECISION, Hll, TOTAL_PRECISION, hashVisitor, registerOf, registersToBytes, standardError, unionBytes } from '../../src/analytics/hll.ts';
 
 function sketchOf(p: number, from: number, to: number): Hll {
   const s = new Hll(p);
@@ -57,5 +57,38 @@ describe('HyperLogLog sketch of unique visitors', () => {
     expect(() => new Hll(CELL_PRECISION).mergeBytes(new Uint8Array([0, CELL_PRECISION, 1, 2]))).to.throw(RangeError);
     expect(() => new Hll(CELL_PRECISION).mergeBytes(new Uint8Array([1, CELL_PRECISION, 0xff, 0xff, 1]))).to.throw(RangeError);
     expect(() => new Hll(CELL_PRECISION).mergeBytes(new Uint8Array([1, TOTAL_PRECISION]))).to.throw(RangeError);
+  });
+
+  it('serialises packed register updates as the sketch of those visitors, sparse while small, keeping the largest rank', () => {
+    for (const [p, n] of [[CELL_PRECISION, 40], [CELL_PRECISION, 2_000], [TOTAL_PRECISION, 500]] as const) {
+      const direct = new Hll(p);
+      const packed: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const hash = hashVisitor(`visitor-${i % Math.ceil(n / 2)}`);
+        direct.add(hash);
+        const { index, rank } = registerOf(hash, p);
+        packed.push((index << 8) | rank);
+      }
+      // An update with a smaller rank for a register already set must not lower it.
+      packed.push(packed[0]! & ~0xff);
+      const bytes = registersToBytes(packed, p);
+      expect(bytes[0], `${n} visitors at p=${p}`).to.equal(n <= 500 ? 1 : 0);
+      expect(Hll.fromBytes(bytes).registers).to.deep.equal(direct.registers);
+    }
+  });
+
+  it('unites serialised sketches, sparse and dense, as merging them does', () => {
+    for (const p of [CELL_PRECISION, TOTAL_PRECISION]) {
+      const parts = [sketchOf(p, 0, 30), sketchOf(p, 20, 60), sketchOf(p, 50, 3_000), sketchOf(p, 0, 1)];
+      const expected = new Hll(p);
+      for (const part of parts) expected.merge(part);
+      for (const subset of [parts.slice(0, 2), parts.slice(1, 3), parts]) {
+        const union = unionBytes(subset.map((s) => s.toBytes()), p);
+        const merged = new Hll(p);
+        for (const s of subset) merged.merge(s);
+        expect(Hll.fromBytes(union).registers).to.deep.equal(merged.registers);
+      }
+      expect(() => unionBytes([sketchOf(CELL_PRECISION, 0, 3).toBytes()], TOTAL_PRECISION)).to.throw(RangeError);
+    }
   });
 });
