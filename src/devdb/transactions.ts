@@ -63,7 +63,9 @@ class TxnView implements DocSet {
   private checkUnique(entry: Entry): void {
     const base = this.base();
     if (!base) return;
-    const others = [...this.overlay.entries()].filter(([id, e]) => e !== null && id !== entry.id) as [string, Entry][];
+    // The transaction's other writes are listed only when a unique index asks: collecting them for every write made
+    // a transaction of n writes (a rollup batch touches hundreds of documents) cost n² even without unique indexes.
+    let others: [string, Entry][] | undefined;
     const keyCache = new Map<Index, Set<string>[]>();
     base.checkUnique(
       entry,
@@ -71,6 +73,7 @@ class TxnView implements DocSet {
       (index, key) => {
         let sets = keyCache.get(index);
         if (!sets) {
+          others ??= [...this.overlay.entries()].filter(([id, e]) => e !== null && id !== entry.id) as [string, Entry][];
           sets = others.map(([, e]) => index.keySet(e.view));
           keyCache.set(index, sets);
         }

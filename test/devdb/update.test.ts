@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Long, MongoServerError } from 'mongodb';
+import { Binary, Double, Long, MongoServerError } from 'mongodb';
 import { startHarness, type Harness } from './harness.ts';
 
 describe('devdb updates through the driver', () => {
@@ -190,5 +190,24 @@ describe('devdb many-path $set/$inc updates (the direct path) behave as MongoDB'
     await coll.insertOne({ _id: 'a', list: [{ n: 1 }, { n: 2 }], text: 'x' });
     await coll.updateOne({ _id: 'a' }, { $inc: { 'list.1.n': 5 } });
     expect((await coll.findOne({ _id: 'a' }))!.list).to.deep.equal([{ n: 1 }, { n: 7 }]);
+  });
+
+  it('$incs counters of a stored document in place without touching its other fields or wrapped numbers', async () => {
+    const coll = h.db.collection('counters3');
+    const big = Long.fromNumber(5);
+    const { insertedId: _id } = await coll.insertOne({ v: { city: { Paris: { c: 1 } } }, big, whole: new Double(2), s: { h: new Binary(Buffer.from([1, 10, 0, 1, 3])) }, t: new Date(0) });
+    // Counters only (the in-place path): existing ones grow, missing ones and their sub-documents appear.
+    await coll.updateOne({ _id }, { $setOnInsert: { w: 'x' }, $inc: { 'v.city.Paris.c': 2, 'v.city.Lyon.c': 1, 'v.country.FR.b': 1 } }, { upsert: true });
+    // A wrapped number on the way takes the general path and stays of its type.
+    await coll.updateOne({ _id }, { $inc: { big: 1, 'v.city.Paris.c': 1 } });
+    await coll.updateOne({ _id }, { $inc: { whole: 1 } });
+    const raw = await h.client.db(h.db.databaseName).collection('counters3').findOne({ _id }, { promoteLongs: false, promoteValues: false });
+    expect(raw!.big).to.be.instanceOf(Long);
+    expect(String(raw!.big)).to.equal('6');
+    expect(raw!.whole).to.be.instanceOf(Double);
+    const doc = await coll.findOne({ _id });
+    expect(doc).to.deep.include({ v: { city: { Paris: { c: 4 }, Lyon: { c: 1 } }, country: { FR: { b: 1 } } }, t: new Date(0) });
+    expect(doc).to.not.have.property('w');
+    expect(Buffer.from((doc as unknown as { s: { h: Binary } }).s.h.buffer)).to.deep.equal(Buffer.from([1, 10, 0, 1, 3]));
   });
 });
