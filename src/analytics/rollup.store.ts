@@ -8,8 +8,8 @@
 // Cells sit at `v.<dimension>.<value key>` ({c, b, cv, rev: {<ISO currency>: minor units}}), `$inc`ed without being
 // read; the ingester writes a batch's increments in one transaction with the marking of its clicks, so each click is
 // counted once (see RollupWriter.rollUp). Their unique-visitor sketches are kept apart (sketch.store.ts): appended per
-// batch and merged in the background, because reading and rewriting every touched sketch per batch made rollups cost
-// most of ingestion. Documents written before that may still hold sketches at `s.<dimension>.<value key>` ({h, b});
+// batch and merged every few batches after the transaction, because reading and rewriting every touched sketch per
+// batch made rollups cost most of ingestion. Documents written before that may still hold sketches at `s.<dimension>.<value key>` ({h, b});
 // reads take the union of both.
 import { Binary, type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, type Document, type Filter, type MongoClient } from 'mongodb';
 import type { ClickRecord } from '../clicks/click-record.ts';
