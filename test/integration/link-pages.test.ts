@@ -2,32 +2,11 @@ import { expect } from 'chai';
 import { BSON, MongoClient, type Db } from 'mongodb';
 import { LinkStore, type LinkDoc } from '../../src/links/link.store.ts';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
+import { aLink as aPlainLink } from '../helpers/redirect-builders.ts';
 
+/** The redirect tests' plain link, in this file's workspace, its slug its id, updated when created. */
 function aLink(overrides: Partial<LinkDoc> & { _id: string; created_at: Date }): LinkDoc {
-  return {
-    workspace_id: 'ws_pages',
-    domain_id: 'dom_default',
-    domain: 'lnk.test',
-    slug: overrides._id,
-    url: 'https://example.com/a',
-    title: null,
-    note: null,
-    folder_id: null,
-    tag_ids: [],
-    redirect_type: 302,
-    expires_at: null,
-    expired_url: null,
-    password_hash: null,
-    targeting: [],
-    ab_test: null,
-    rules: [],
-    workspace_rules_off: false,
-    mobile: null,
-    rotator: null,
-    archived: false,
-    updated_at: overrides.created_at,
-    ...overrides,
-  };
+  return aPlainLink({ workspace_id: 'ws_pages', domain: 'lnk.test', slug: overrides._id, url: 'https://example.com/a', updated_at: overrides.created_at, ...overrides });
 }
 
 const ids = (rows: Uint8Array[]) => rows.map((bytes) => (BSON.deserialize(bytes) as LinkDoc)._id);
