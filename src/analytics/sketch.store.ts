@@ -30,11 +30,8 @@ export interface CellSketchParts {
 
 /** Parts written for a rollup document by this process before it merges them (a few large reads, not one per batch). */
 export const COMPACT_AFTER = 16;
-/**
- * Rollup ids per query on `r`: devdb walks an index for at most 256 values of an `$in` and scans the collection
- * beyond (a 90-day time series in New York, 2,160 hourly documents, took seconds).
- */
-const ID_CHUNK = 256;
+/** Rollup ids per query on `r`, as the rollups themselves are read by id. */
+const ID_CHUNK = 5000;
 
 export class SketchStore {
   readonly parts: Collection<SketchPartDoc>;

@@ -49,6 +49,10 @@ function collectEqualities(filter: Doc, out: Map<string, unknown[]>): void {
 
 export type Plan = { kind: 'ids'; ids: string[] } | { kind: 'index'; index: Index; lookups: unknown[][] } | { kind: 'scan' };
 
+/**
+ * Lookups a plan may combine from several fields' `$in` lists (their product grows fast). The first field's list is
+ * always taken whole: a lookup per value is never more work than the scan it replaces.
+ */
 const MAX_LOOKUPS = 256;
 
 function product(lists: unknown[][]): unknown[][] {
@@ -63,7 +67,7 @@ function equalityPrefix(index: Index, eq: Map<string, unknown[]>): unknown[][] {
   let combos = 1;
   for (const f of index.fields) {
     const vals = eq.get(f);
-    if (!vals || combos * vals.length > MAX_LOOKUPS) break;
+    if (!vals || (lists.length > 0 && combos * vals.length > MAX_LOOKUPS)) break;
     combos *= vals.length;
     lists.push(vals);
   }

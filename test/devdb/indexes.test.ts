@@ -147,4 +147,19 @@ describe('devdb indexes through the driver', () => {
     expect(bySlug.kind === 'index' && bySlug.index).to.equal(slug);
     expect(bySlug.kind === 'index' && bySlug.lookups).to.deep.equal([[5, 's5']]);
   });
+
+  it('answers an $in of thousands of values from the index, combining a second field only within bounds', async () => {
+    const coll = h.db.collection<{ r: string; k: number }>('many_in');
+    await coll.createIndex({ r: 1, k: 1 });
+    await coll.insertMany(Array.from({ length: 5000 }, (_, i) => ({ r: `r${i}`, k: i % 3 })));
+    const wanted = Array.from({ length: 2000 }, (_, i) => `r${i * 2}`);
+    const found = await coll.find({ r: { $in: wanted } }).toArray();
+    expect(found.map((d) => d.r).sort()).to.deep.equal([...wanted].sort());
+    // A statement about the plan: one lookup per value of the first field, the second field's list left to the filter.
+    const index = new Index({ name: 'r_1_k_1', key: { r: 1, k: 1 } });
+    const p = plan({ r: { $in: wanted }, k: { $in: [0, 1] } }, [index]);
+    expect(p.kind === 'index' && p.lookups.length).to.equal(2000);
+    const small = plan({ r: { $in: ['r1', 'r2'] }, k: { $in: [0, 1] } }, [index]);
+    expect(small.kind === 'index' && small.lookups).to.deep.equal([['r1', 0], ['r1', 1], ['r2', 0], ['r2', 1]]);
+  });
 });
