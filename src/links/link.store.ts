@@ -1,6 +1,6 @@
 import type { ClientSession, Collection, Db, Filter } from 'mongodb';
 import { DuplicateKeyError, isDuplicateKey } from '../platform/errors.ts';
-import { newestFirst, newestFirstBytes } from '../platform/paging.ts';
+import { newestFirstBytes } from '../platform/paging.ts';
 import type { AbTest, Mobile, Rotator, Rule, TargetingEntry } from './link.schemas.ts';
 
 export type RedirectType = 301 | 302 | 307 | 308;
@@ -126,11 +126,7 @@ export class LinkStore {
     return result.deletedCount === 1;
   }
 
-  page(query: LinkPage): Promise<LinkDoc[]> {
-    return newestFirst(this.collection, pageFilters(query), query.after, query.limit);
-  }
-
-  /** The same page, each link as its stored BSON bytes (rendered by `LinkRenderer`). */
+  /** A page of links, newest first, each as its stored BSON bytes (rendered by `LinkRenderer`). */
   pageBytes(query: LinkPage): Promise<Uint8Array[]> {
     return newestFirstBytes(this.db, this.collection.collectionName, pageFilters(query), query.after, query.limit);
   }

@@ -13,7 +13,7 @@ export function newestFirst<T extends Document & { _id: string; created_at: Date
   after: { created_at: Date; id: string } | null,
   limit: number,
 ): Promise<T[]> {
-  return pageCursor(collection, filters, after, limit).toArray() as Promise<T[]>;
+  return collection.find(pageFilter(filters, after)).sort(NEWEST_FIRST).limit(limit).toArray() as Promise<T[]>;
 }
 
 /**
@@ -37,13 +37,4 @@ function pageFilter<T extends Document>(filters: Filter<T>[], after: { created_a
     and.push({ $or: [{ created_at: { $lt: created_at } }, { created_at, _id: { $lt: id } }] } as Filter<T>);
   }
   return (and.length === 1 ? and[0] : { $and: and }) as Filter<T>;
-}
-
-function pageCursor<T extends Document & { _id: string; created_at: Date }>(
-  collection: Collection<T>,
-  filters: Filter<T>[],
-  after: { created_at: Date; id: string } | null,
-  limit: number,
-) {
-  return collection.find(pageFilter(filters, after)).sort(NEWEST_FIRST).limit(limit);
 }
