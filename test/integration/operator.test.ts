@@ -240,7 +240,11 @@ describe('operator (in-process API server, DNS on loopback, real NATS)', functio
     });
     expect(active.status).to.deep.include({ lastEventPhase: 'Active', lastEventGeneration: 1 });
 
-    const events = kube.events<KubeObject & { reason: string; type: string; involvedObject: { name: string; uid: string } }>().filter((e) => e.involvedObject.name === name);
+    // Kubernetes events are recorded on their own: the last may arrive after the status.
+    const events = await eventually(() => {
+      const all = kube.events<KubeObject & { reason: string; type: string; involvedObject: { name: string; uid: string } }>().filter((e) => e.involvedObject.name === name);
+      return all.some((e) => e.reason === 'Active') ? all : undefined;
+    }, 'the Active event');
     const reasons = events.map((e) => e.reason);
     expect(reasons[0]).to.equal('DNSNotVerified');
     expect(reasons.filter((r) => r !== 'DNSNotVerified')).to.deep.equal(['DNSVerified', 'Active']);
@@ -275,8 +279,12 @@ describe('operator (in-process API server, DNS on loopback, real NATS)', functio
     expect(error!.id).to.equal(`${domain.spec.domainId}.1.Error`);
     expect(error!.event).to.deep.include({ type: 'domain.error', phase: 'Error', reason: 'DNSVerificationTimedOut' });
     expect(error!.event.message).to.match(/not found within 300ms/);
-    const warning = kube.events<KubeObject & { reason: string; type: string; involvedObject: { name: string } }>().find((e) => e.involvedObject.name === name && e.reason === 'DNSVerificationTimedOut');
-    expect(warning?.type).to.equal('Warning');
+    // The Kubernetes event is recorded on its own: it may arrive after the status and the NATS message.
+    const warning = await eventually(
+      () => kube.events<KubeObject & { reason: string; type: string; involvedObject: { name: string } }>().find((e) => e.involvedObject.name === name && e.reason === 'DNSVerificationTimedOut'),
+      'the DNSVerificationTimedOut event',
+    );
+    expect(warning.type).to.equal('Warning');
 
     // A timed-out domain stays put: no further DNS checks until asked.
     const checks = failed.status!.dnsCheck!.attempts;
