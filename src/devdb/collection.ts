@@ -47,14 +47,20 @@ export class Entry {
   readonly raw: Uint8Array;
   /** Global write sequence at which this version was stored; transactions detect conflicts with it. */
   readonly version: number;
+  /**
+   * An earlier stored version whose index keys this one shares (a raw update that changed no indexed field, see
+   * raw-update.ts): replacing that version by this one leaves every index as it is.
+   */
+  sameKeysAs: Entry | undefined;
   /** The view of a document not yet in its collection's indexes (they are built from it); dropped once it is. */
   private fresh: Doc | undefined;
 
-  constructor(id: string, raw: Uint8Array, version: number, fresh?: Doc) {
+  constructor(id: string, raw: Uint8Array, version: number, fresh?: Doc, sameKeysAs?: Entry) {
     this.id = id;
     this.raw = raw;
     this.version = version;
     this.fresh = fresh;
+    this.sameKeysAs = sameKeysAs;
   }
 
   /** The stored document with its BSON numeric wrappers (Long, integral Double, Decimal128): a private copy. */
@@ -89,6 +95,17 @@ export function makeEntry(doc: Doc): Entry {
   return new Entry(keyOf(view._id), encodeDoc(doc), ++sequence, view);
 }
 
+/**
+ * The next version of `old` from the bytes of a raw update that changed only the top-level `fields`. When none of
+ * `indexes` reads them, the entry shares `old`'s index keys and is never decoded for them; else its view is decoded
+ * for the indexes to use.
+ */
+export function rawEntry(old: Entry, raw: Uint8Array, fields: ReadonlySet<string>, indexes: readonly Index[]): Entry {
+  const base = old.sameKeysAs ?? old;
+  if (!indexes.some((i) => i.reads(fields))) return new Entry(old.id, raw, ++sequence, undefined, base);
+  return new Entry(old.id, raw, ++sequence, decodeView(raw));
+}
+
 /** An entry for stored BSON bytes (read from the journal): `raw` is kept, so it must not be a view of a larger buffer. */
 export function entryFromBytes(raw: Uint8Array): Entry {
   const view = decodeView(raw);
@@ -110,6 +127,8 @@ export interface DocSet {
   ordered?(filter: Doc | undefined, sort: Doc): OrderedEntries | undefined;
   insert(doc: Doc): Entry;
   replace(old: Entry, doc: Doc): Entry;
+  /** Replaces `old` by the result of a raw update (raw-update.ts) that changed only the top-level `fields`. */
+  replaceRaw(old: Entry, raw: Uint8Array, fields: ReadonlySet<string>): Entry;
   remove(old: Entry): void;
   /** Claims a matched document for writing even when the write turns out to be a no-op. */
   claim(entry: Entry): void;
@@ -124,7 +143,7 @@ export function idDuplicateError(ns: string, entry: Entry): CommandError {
 
 /** A change to one collection, as the persistence journal records it. */
 export type CollectionChange =
-  | { kind: 'put'; entry: Entry }
+  | { kind: 'put'; entry: Entry; replaced?: Entry }
   | { kind: 'del'; entry: Entry }
   | { kind: 'createIndex'; spec: IndexSpec }
   | { kind: 'dropIndex'; name: string };
@@ -228,6 +247,37 @@ export class Collection implements DocSet {
     this.detach(old);
     this.attach(entry);
     return entry;
+  }
+
+  replaceRaw(old: Entry, raw: Uint8Array, fields: ReadonlySet<string>): Entry {
+    const entry = rawEntry(old, raw, fields, this.indexes);
+    if (entry.sameKeysAs === undefined) return this.replaceIndexed(old, entry, fields);
+    this.swap(old, entry);
+    return entry;
+  }
+
+  /** Stores `next` in place of `old` when they have the same index keys (`next.sameKeysAs`): no index changes. */
+  swap(old: Entry, next: Entry): void {
+    // Stored: the earlier version is not needed any more (and must not be kept alive by this one).
+    next.sameKeysAs = undefined;
+    this.docs.set(next.id, next);
+    this.changed({ kind: 'put', entry: next, replaced: old });
+  }
+
+  /** Replaces `old` by `next`, re-keying only the indexes that read one of `fields`. */
+  private replaceIndexed(old: Entry, next: Entry, fields: ReadonlySet<string>): Entry {
+    this.checkUnique(next);
+    const oldView = old.view;
+    const view = next.view;
+    this.docs.set(next.id, next);
+    for (const index of this.indexes) {
+      if (!index.reads(fields)) continue;
+      index.remove(old.id, oldView);
+      index.add(next.id, view);
+    }
+    next.settle();
+    this.changed({ kind: 'put', entry: next, replaced: old });
+    return next;
   }
 
   claim(_entry: Entry): void {

@@ -145,6 +145,12 @@ export class Index {
     return this.tree.size;
   }
 
+  /** Whether a change to these top-level fields may change this index's keys (a partial filter may read any field). */
+  reads(fields: ReadonlySet<string>): boolean {
+    if (this.partial) return true;
+    return this.fields.some((f) => f.startsWith('$') || fields.has(f.split('.', 1)[0]!));
+  }
+
   /** Per-field value lists, or null when the document is not part of this index. */
   private fieldValues(view: Doc): unknown[][] | null {
     if (this.partial && !this.partial(view)) return null;

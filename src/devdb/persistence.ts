@@ -338,7 +338,7 @@ export class Persistence {
         break;
       case 'put': {
         const doc = change.entry.raw;
-        this.live.set(ns, (this.live.get(ns) ?? 0) + doc.length);
+        this.live.set(ns, (this.live.get(ns) ?? 0) + doc.length - (change.replaced?.raw.length ?? 0));
         this.pending.push(kindByte(OP_PUT), this.header(db, coll), doc);
         break;
       }

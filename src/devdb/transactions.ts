@@ -4,7 +4,7 @@
 // writing the same document conflict eagerly (WriteConflict, TransientTransactionError) and a
 // commit fails the same way if a non-transactional write got to one of its documents first.
 import type { Catalog } from './catalog.ts';
-import { currentSequence, idDuplicateError, makeEntry, type Collection, type DocSet, type Entry } from './collection.ts';
+import { currentSequence, idDuplicateError, makeEntry, rawEntry, type Collection, type DocSet, type Entry } from './collection.ts';
 import { transient } from './errors.ts';
 import type { Index } from './indexes.ts';
 import type { Doc } from './values.ts';
@@ -99,6 +99,14 @@ class TxnView implements DocSet {
     return entry;
   }
 
+  replaceRaw(old: Entry, raw: Uint8Array, fields: ReadonlySet<string>): Entry {
+    const entry = rawEntry(old, raw, fields, this.base()?.indexes ?? []);
+    if (entry.sameKeysAs === undefined) this.checkUnique(entry);
+    this.touch(old.id);
+    this.overlay.set(entry.id, entry);
+    return entry;
+  }
+
   /**
    * Reads are read-committed rather than snapshot reads, so a matched document that another
    * writer committed after this transaction started must conflict even if the update is a no-op.
@@ -169,20 +177,29 @@ export class Transaction {
     }
     const removed: [Collection, Entry][] = [];
     const added: [Collection, Entry][] = [];
+    // Versions with the committed version's index keys (raw updates) take its place without touching the indexes.
+    const swapped: [Collection, Entry, Entry][] = [];
+    const placed = new Set<Entry>();
     try {
       const targets = views.map((v) => [v, this.catalog.getOrCreate(v.db, v.name)] as const);
       for (const [v, coll] of targets) {
-        for (const id of v.overlay.keys()) {
+        for (const [id, e] of v.overlay) {
           const old = coll.get(id);
-          if (old) {
-            coll.detach(old);
-            removed.push([coll, old]);
+          if (!old) continue;
+          if (e && e.sameKeysAs === old) {
+            const stamped = e.restamp();
+            coll.swap(old, stamped);
+            swapped.push([coll, old, stamped]);
+            placed.add(e);
+            continue;
           }
+          coll.detach(old);
+          removed.push([coll, old]);
         }
       }
       for (const [v, coll] of targets) {
         for (const e of v.overlay.values()) {
-          if (!e) continue;
+          if (!e || placed.has(e)) continue;
           if (coll.get(e.id)) throw coll.idDuplicate(e);
           coll.checkUnique(e);
           const stamped = e.restamp();
@@ -193,6 +210,7 @@ export class Transaction {
     } catch (err) {
       for (const [coll, e] of added.reverse()) coll.detach(e);
       for (const [coll, e] of removed) coll.attach(e);
+      for (const [coll, old, stamped] of swapped) coll.swap(stamped, old);
       this.abort();
       // Another writer committed a conflicting document meanwhile; a retry will see it.
       throw transient('WriteConflict', `Write conflict at commit: ${err instanceof Error ? err.message : String(err)}`);

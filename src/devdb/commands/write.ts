@@ -5,6 +5,7 @@ import { project } from '../engine.ts';
 import { CommandError, toCommandError } from '../errors.ts';
 import { queryEntries } from '../query.ts';
 import { computeUpdate, isOperatorUpdate, validateUpdate } from '../update.ts';
+import { rawUpdate } from '../raw-update.ts';
 import { isPlainObject, toNumber, type Doc } from '../values.ts';
 import { collectionName, optionalDoc, readable, writable, type CommandContext, type Handler } from './context.ts';
 
@@ -88,6 +89,16 @@ function update(ctx: CommandContext): Doc {
     const target = existing!;
     for (const e of matched) {
       target.claim(e);
+      // Counters and flags are changed in the stored bytes, without decoding the document (raw-update.ts).
+      const raw = arrayFilters ? undefined : rawUpdate(e.raw, u);
+      if (raw) {
+        n++;
+        if (raw.modified) {
+          target.replaceRaw(e, raw.raw, raw.fields);
+          nModified++;
+        }
+        continue;
+      }
       const outcome = computeUpdate(e.doc, e.view, u, q, arrayFilters);
       n++;
       if (outcome.modified) {
