@@ -125,7 +125,8 @@ function forcedGc(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
 }
 
 export async function analyticsBench(options: BenchOptions): Promise<Record<string, unknown>> {
-  const database = await benchDatabase();
+  // BENCH_PROFILE=<dir>: devdb, the worker and the api write CPU profiles there when they stop.
+  const database = await benchDatabase(process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {});
   const children: ChildProcess[] = [database.child];
   const baseEnv = { NODE_ENV: 'test', MONGODB_URI: database.uri, HOST: '127.0.0.1', NATS_URL, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' };
   const result: Record<string, unknown> = {};
@@ -152,7 +153,6 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
         const port = await freePort();
         const started = performance.now();
         const dbCpuBefore = cpuOf(database.child);
-        // BENCH_PROFILE=<dir>: the worker writes a CPU profile there when it stops.
         const profile: Record<string, string> = process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {};
         const worker = await startChild('src/main/run.ts', ['worker'], { ...baseEnv, ...profile, MONGODB_DB: dbName, NATS_PREFIX: prefix, WORKER_PORT: String(port), ANALYTICS_ROLLUPS: String(mode === 'on') }, `http://127.0.0.1:${port}/readyz`);
         const metrics = `http://127.0.0.1:${port}/metrics`;
