@@ -33,6 +33,9 @@ export function registerOf(hash: VisitorHash, p: number): { index: number; rank:
   return { index, rank: 32 - p + (hash.lo === 0 ? 32 : Math.clz32(hash.lo)) + 1 };
 }
 
+/** 2^-r for every rank a register can hold: a time series estimates thousands of registers per bucket. */
+const INVERSE_POWERS = Float64Array.from({ length: 256 }, (_, r) => 2 ** -r);
+
 const DENSE = 0;
 const SPARSE = 1;
 
@@ -72,7 +75,7 @@ export class Hll {
     let zeros = 0;
     for (let i = 0; i < m; i++) {
       const r = this.registers[i]!;
-      sum += 2 ** -r;
+      sum += INVERSE_POWERS[r]!;
       if (r === 0) zeros++;
     }
     const alpha = m === 16 ? 0.673 : m === 32 ? 0.697 : m === 64 ? 0.709 : 0.7213 / (1 + 1.079 / m);
