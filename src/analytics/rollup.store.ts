@@ -3,8 +3,8 @@
 //   workspace level, per UTC quarter-hour, hour and day, one document per (workspace, grain, bucket, group of
 //     dimensions): `l` is '', `d` the group ('_': the totals; 'small': the dimensions with few values; else one
 //     dimension with many values, `link` among them: the per-link totals);
-//   link level, per UTC day only, one document per (workspace, link, day) holding every dimension: `l` the link id,
-//     `d` '*'.
+//   link level, per UTC day only, one document per (workspace, link, day) holding every dimension but `link` (the
+//     document's totals are that cell): `l` the link id, `d` '*'.
 // Cells sit at `v.<dimension>.<value key>` ({c, b, cv, rev: {<ISO currency>: minor units}}), `$inc`ed without being
 // read; the ingester writes a batch's increments in one transaction with the marking of its clicks, so each click is
 // counted once (see RollupWriter.rollUp). Their unique-visitor sketches are kept apart (sketch.store.ts): appended per
@@ -123,7 +123,8 @@ class BatchRollup {
     for (const dim of DIMENSIONS) {
       const key = cellKey(values[dim]);
       this.count(this.doc(click.workspace_id, '', t, documentGroup(dim)), dim, key, inc, bot, cellReg);
-      this.count(linkDoc, dim, key, inc, bot, cellReg);
+      // A link's document has no `link` cell: it would repeat the document's totals, and nothing reads it.
+      if (dim !== 'link') this.count(linkDoc, dim, key, inc, bot, cellReg);
     }
   }
 
