@@ -3,6 +3,7 @@
 import type { DocSet, Entry } from './collection.ts';
 import { compileFilter } from './engine.ts';
 import { EMPTY_ARRAY, pathValues } from './paths.ts';
+import { matchesStrings, stringsFilter } from './raw-read.ts';
 import { ObjectId } from 'bson';
 import { compareValues, isPlainObject, keyOf, promote, toNumber, type Doc } from './values.ts';
 
@@ -50,6 +51,9 @@ function matcherOf(filter: Doc | undefined): ((e: Entry) => boolean) | undefined
   const id = idEquality(filter);
   if (id !== undefined) return (e) => e.id === id;
   const matcher = compileFilter(filter);
+  // One field against a few strings (documents fetched by key) is read from the stored bytes.
+  const strings = stringsFilter(filter);
+  if (strings) return (e) => matchesStrings(e.raw, strings) ?? matcher(e.view);
   return (e) => matcher(e.view);
 }
 

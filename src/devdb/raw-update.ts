@@ -57,7 +57,7 @@ function pathTree(inc: Record<string, unknown>): Map<string, Node> | undefined {
 }
 
 /** Grows as needed; what a rewrite writes into. */
-class Out {
+export class Out {
   bytes: Uint8Array;
   view: DataView;
   length = 0;
@@ -101,10 +101,10 @@ class Out {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder('utf-8', { fatal: false });
+export const decoder = new TextDecoder('utf-8', { fatal: false });
 
 /** Where the value of an element of type `type` starting at `at` ends; -1 for a type this module does not walk. */
-function valueEnd(src: Uint8Array, view: DataView, type: number, at: number): number {
+export function valueEnd(src: Uint8Array, view: DataView, type: number, at: number): number {
   switch (type) {
     case 0x01: // double
     case 0x09: // UTC datetime

@@ -5,6 +5,7 @@ import { EMPTY_ARRAY, pathValues } from '../paths.ts';
 import { queryEntries, type QueryOptions } from '../query.ts';
 import type { Result } from '../cursors.ts';
 import { compareValues, decodeView, isPlainObject, keyOf, promote, toNumber, type Doc } from '../values.ts';
+import { projectRaw, rawProjection } from '../raw-read.ts';
 import { RawDoc } from '../wire.ts';
 import { collectionName, optionalDoc, readable, type CommandContext, type Handler } from './context.ts';
 
@@ -23,8 +24,25 @@ function find(ctx: CommandContext): Doc {
     limit,
   });
   const projection = optionalDoc(cmd.projection, 'projection');
-  // Without a projection the stored bytes are the answer: no decoding, no encoding.
-  const docs: Result[] = projection && Object.keys(projection).length > 0 ? project(entries.map((e) => e.doc), projection) : entries.map((e) => new RawDoc(e.raw));
+  // Without a projection the stored bytes are the answer: no decoding, no encoding. A list of fields to keep is cut
+  // out of them (raw-read.ts); other projections decode the documents.
+  let docs: Result[] | undefined;
+  if (!projection || Object.keys(projection).length === 0) docs = entries.map((e) => new RawDoc(e.raw));
+  else {
+    const fields = rawProjection(projection);
+    if (fields) {
+      docs = [];
+      for (const e of entries) {
+        const bytes = projectRaw(e.raw, fields);
+        if (!bytes) {
+          docs = undefined;
+          break;
+        }
+        docs.push(new RawDoc(bytes));
+      }
+    }
+    docs ??= project(entries.map((e) => e.doc), projection);
+  }
   return { cursor: ctx.state.cursors.start(`${ctx.db}.${coll}`, docs, cmd.batchSize, singleBatch), ok: 1 };
 }
 
