@@ -3,7 +3,7 @@
 // fetch documents by key. Decoding whole documents to keep a sliver of them, then encoding that sliver again, was most
 // of devdb's work (and garbage) behind an analytics query at 10 M clicks. Anything this module cannot do exactly as
 // the general path does answers undefined, and the general path runs.
-import { Out, decoder, valueEnd } from './raw-update.ts';
+import { decoder, scratch, valueEnd, type Out } from './raw-update.ts';
 import type { Doc } from './values.ts';
 
 const DOC = 0x03;
@@ -82,9 +82,12 @@ function keep(src: Uint8Array, view: DataView, start: number, paths: Paths, id: 
 /** The stored document `raw` with only what `projection` keeps, or undefined for the general path. */
 export function projectRaw(raw: Uint8Array, projection: RawProjection): Uint8Array | undefined {
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-  const out = new Out(Math.min(raw.length, 4096));
+  const out = scratch.reset();
   if (!keep(raw, view, 0, projection.paths, projection.id, out)) return undefined;
-  return out.bytes.slice(0, out.length);
+  // Sent once, then dropped: small results share Node's buffer pool instead of an ArrayBuffer each.
+  const result = Buffer.allocUnsafe(out.length);
+  result.set(out.bytes.subarray(0, out.length));
+  return result;
 }
 
 /** A filter of one top-level field equal to one of some strings: `{f: 's'}`, `{f: {$in: ['a', 'b']}}`. */

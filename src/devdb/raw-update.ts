@@ -56,7 +56,10 @@ function pathTree(inc: Record<string, unknown>): Map<string, Node> | undefined {
   return root;
 }
 
-/** Grows as needed; what a rewrite writes into. */
+/**
+ * Grows as needed; what a rewrite writes into. One is reused for every rewrite (they run synchronously, one at a
+ * time): an ArrayBuffer per document was most of the cost of a small one.
+ */
 export class Out {
   bytes: Uint8Array;
   view: DataView;
@@ -64,6 +67,11 @@ export class Out {
   constructor(size: number) {
     this.bytes = new Uint8Array(size);
     this.view = new DataView(this.bytes.buffer);
+  }
+  /** Starts over, keeping the storage. */
+  reset(): this {
+    this.length = 0;
+    return this;
   }
   reserve(n: number): void {
     if (this.length + n <= this.bytes.length) return;
@@ -101,6 +109,9 @@ export class Out {
 }
 
 const encoder = new TextEncoder();
+/** The scratch output of every raw rewrite and projection; the result is copied out of it. */
+export const scratch = new Out(64 * 1024);
+
 export const decoder = new TextDecoder('utf-8', { fatal: false });
 
 /** Where the value of an element of type `type` starting at `at` ends; -1 for a type this module does not walk. */
@@ -231,7 +242,7 @@ export function incRaw(raw: Uint8Array, inc: Record<string, unknown>): RawUpdate
   const tree = pathTree(inc);
   if (!tree || tree.size === 0) return undefined;
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-  const out = new Out(raw.length + 64);
+  const out = scratch.reset();
   const changed = { any: false };
   if (!rewrite(raw, view, 0, tree, out, changed)) return undefined;
   return { raw: out.bytes.slice(0, out.length), modified: changed.any || missingAny(tree), fields: new Set(tree.keys()) };
@@ -262,7 +273,7 @@ export function setBooleansRaw(raw: Uint8Array, set: Record<string, unknown>): R
   }
   if (p !== end || raw[end] !== 0) return undefined;
   let modified = false;
-  const out = new Out(raw.length + 64);
+  const out = scratch.reset();
   out.copy(raw, 0, end);
   for (const [name, value] of wanted) {
     const offset = at.get(name);
