@@ -3,7 +3,7 @@
 // fetch documents by key. Decoding whole documents to keep a sliver of them, then encoding that sliver again, was most
 // of devdb's work (and garbage) behind an analytics query at 10 M clicks. Anything this module cannot do exactly as
 // the general path does answers undefined, and the general path runs.
-import { decoder, scratch, valueEnd, type Out } from './raw-update.ts';
+import { eachElement, nameOf, scratch, viewOf, type Out } from './bson-walk.ts';
 import type { Doc } from './values.ts';
 
 const DOC = 0x03;
@@ -52,28 +52,21 @@ export function rawProjection(projection: Doc): RawProjection | undefined {
 
 /** Copies the elements of the document at `start` that `paths` keeps, in the document's order. */
 function keep(src: Uint8Array, view: DataView, start: number, paths: Paths, id: boolean, out: Out): boolean {
-  const end = start + view.getInt32(start, true) - 1;
   const lengthAt = out.length;
   out.int32(0);
-  let p = start + 4;
-  while (p < end) {
-    const type = src[p]!;
-    const nameEnd = src.indexOf(0, p + 1);
-    if (nameEnd < 0 || nameEnd >= end) return false;
-    const next = valueEnd(src, view, type, nameEnd + 1);
-    if (next < 0 || next > end) return false;
-    const name = decoder.decode(src.subarray(p + 1, nameEnd));
+  const walked = eachElement(src, view, start, (type, at, nameEnd, next) => {
+    const name = nameOf(src, at, nameEnd);
     const node = id && start === 0 && name === '_id' ? true : paths.get(name);
-    if (node === true) out.copy(src, p, next);
+    if (node === true) out.copy(src, at, next);
     else if (node !== undefined) {
       // Through an array or a value that is not a document, MongoDB's answer takes rules of its own.
       if (type !== DOC) return false;
-      out.copy(src, p, nameEnd + 1);
-      if (!keep(src, view, nameEnd + 1, node, false, out)) return false;
+      out.copy(src, at, nameEnd + 1);
+      return keep(src, view, nameEnd + 1, node, false, out);
     }
-    p = next;
-  }
-  if (p !== end || src[end] !== 0) return false;
+    return true;
+  });
+  if (!walked) return false;
   out.byte(0);
   out.view.setInt32(lengthAt, out.length - lengthAt, true);
   return true;
@@ -81,7 +74,7 @@ function keep(src: Uint8Array, view: DataView, start: number, paths: Paths, id: 
 
 /** The stored document `raw` with only what `projection` keeps, or undefined for the general path. */
 export function projectRaw(raw: Uint8Array, projection: RawProjection): Uint8Array | undefined {
-  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const view = viewOf(raw);
   const out = scratch.reset();
   if (!keep(raw, view, 0, projection.paths, projection.id, out)) return undefined;
   // Sent once, then dropped: small results share Node's buffer pool instead of an ArrayBuffer each.
@@ -111,7 +104,7 @@ export function stringsFilter(filter: Doc | undefined): StringsFilter | undefine
   const ops = Object.keys(cond);
   const list = (cond as Doc).$in;
   if (ops.length !== 1 || !Array.isArray(list) || !list.every((v) => typeof v === 'string')) return undefined;
-  return { field, fieldBytes, values: new Set(list as string[]) };
+  return { field, fieldBytes, values: new Set(list) };
 }
 
 /**
@@ -119,22 +112,16 @@ export function stringsFilter(filter: Doc | undefined): StringsFilter | undefine
  * (ask the general matcher) when it holds anything else (an array matches through its elements, and so on).
  */
 export function matchesStrings(raw: Uint8Array, filter: StringsFilter): boolean | undefined {
-  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-  const end = view.getInt32(0, true) - 1;
-  let p = 4;
-  while (p < end) {
-    const type = raw[p]!;
-    const nameEnd = raw.indexOf(0, p + 1);
-    if (nameEnd < 0 || nameEnd >= end) return undefined;
-    const next = valueEnd(raw, view, type, nameEnd + 1);
-    if (next < 0 || next > end) return undefined;
-    if (nameEnd - p - 1 === filter.fieldBytes && decoder.decode(raw.subarray(p + 1, nameEnd)) === filter.field) {
-      if (type !== STRING) return undefined;
-      const length = view.getInt32(nameEnd + 1, true);
-      return filter.values.has(decoder.decode(raw.subarray(nameEnd + 5, nameEnd + 4 + length)));
-    }
-    p = next;
-  }
+  const view = viewOf(raw);
+  let found = false;
+  let answer: boolean | undefined;
+  const walked = eachElement(raw, view, 0, (type, at, nameEnd) => {
+    if (nameEnd - at - 1 !== filter.fieldBytes || nameOf(raw, at, nameEnd) !== filter.field) return true;
+    found = true;
+    answer = type === STRING ? filter.values.has(nameOf(raw, nameEnd + 4, nameEnd + 4 + view.getInt32(nameEnd + 1, true))) : undefined;
+    return false;
+  });
+  if (found) return answer;
   // Absent: equal to none of the strings (a null in the list is not a string, so such filters never get here).
-  return false;
+  return walked ? false : undefined;
 }

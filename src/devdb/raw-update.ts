@@ -9,6 +9,7 @@
 // number, overlapping paths, `_id`. New fields are appended to their document in the order the update names them,
 // as the general path does.
 
+import { eachElement, nameOf, scratch, viewOf, type Out } from './bson-walk.ts';
 import { isPlainObject, type Doc } from './values.ts';
 
 /** The result of a raw update: the new bytes and the top-level fields it changed (for index maintenance). */
@@ -56,109 +57,6 @@ function pathTree(inc: Record<string, unknown>): Map<string, Node> | undefined {
   return root;
 }
 
-/**
- * Grows as needed; what a rewrite writes into. One is reused for every rewrite (they run synchronously, one at a
- * time): an ArrayBuffer per document was most of the cost of a small one.
- */
-export class Out {
-  bytes: Uint8Array;
-  view: DataView;
-  length = 0;
-  constructor(size: number) {
-    this.bytes = new Uint8Array(size);
-    this.view = new DataView(this.bytes.buffer);
-  }
-  /** Starts over, keeping the storage. */
-  reset(): this {
-    this.length = 0;
-    return this;
-  }
-  reserve(n: number): void {
-    if (this.length + n <= this.bytes.length) return;
-    const next = new Uint8Array(Math.max(this.bytes.length * 2, this.length + n));
-    next.set(this.bytes.subarray(0, this.length));
-    this.bytes = next;
-    this.view = new DataView(next.buffer);
-  }
-  copy(src: Uint8Array, from: number, to: number): void {
-    this.reserve(to - from);
-    this.bytes.set(src.subarray(from, to), this.length);
-    this.length += to - from;
-  }
-  byte(b: number): void {
-    this.reserve(1);
-    this.bytes[this.length++] = b;
-  }
-  int32(v: number): void {
-    this.reserve(4);
-    this.view.setInt32(this.length, v, true);
-    this.length += 4;
-  }
-  double(v: number): void {
-    this.reserve(8);
-    this.view.setFloat64(this.length, v, true);
-    this.length += 8;
-  }
-  cstring(s: string): void {
-    const encoded = encoder.encode(s);
-    this.reserve(encoded.length + 1);
-    this.bytes.set(encoded, this.length);
-    this.length += encoded.length;
-    this.bytes[this.length++] = 0;
-  }
-}
-
-const encoder = new TextEncoder();
-/** The scratch output of every raw rewrite and projection; the result is copied out of it. */
-export const scratch = new Out(64 * 1024);
-
-export const decoder = new TextDecoder('utf-8', { fatal: false });
-
-/** Where the value of an element of type `type` starting at `at` ends; -1 for a type this module does not walk. */
-export function valueEnd(src: Uint8Array, view: DataView, type: number, at: number): number {
-  switch (type) {
-    case 0x01: // double
-    case 0x09: // UTC datetime
-    case 0x11: // timestamp
-    case 0x12: // int64
-      return at + 8;
-    case 0x02: // string
-    case 0x0d: // JavaScript code
-    case 0x0e: // symbol
-      return at + 4 + view.getInt32(at, true);
-    case 0x03: // document
-    case 0x04: // array
-    case 0x0f: // code with scope
-      return at + view.getInt32(at, true);
-    case 0x05: // binary
-      return at + 5 + view.getInt32(at, true);
-    case 0x06: // undefined
-    case 0x0a: // null
-    case 0xff: // min key
-    case 0x7f: // max key
-      return at;
-    case 0x07: // ObjectId
-      return at + 12;
-    case 0x08: // boolean
-      return at + 1;
-    case 0x0c: // DBPointer
-      return at + 4 + view.getInt32(at, true) + 12;
-    case 0x10: // int32
-      return at + 4;
-    case 0x13: // decimal128
-      return at + 16;
-    case 0x0b: {
-      // regular expression: two C strings
-      let p = src.indexOf(0, at);
-      if (p < 0) return -1;
-      p = src.indexOf(0, p + 1);
-      return p < 0 ? -1 : p + 1;
-    }
-    default:
-      return -1;
-  }
-}
-
 /** Whether a stored number is an integer the general path would keep as an int32 (it re-encodes plain numbers). */
 function fitsInt32(v: number): boolean {
   return Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX;
@@ -197,34 +95,24 @@ function rewrite(src: Uint8Array, view: DataView, start: number, tree: Map<strin
   const end = start + view.getInt32(start, true) - 1; // the terminating 0
   const lengthAt = out.length;
   out.int32(0);
-  let p = start + 4;
-  let copiedFrom = p;
-  while (p < end) {
-    const type = src[p]!;
-    const nameEnd = src.indexOf(0, p + 1);
-    if (nameEnd < 0 || nameEnd >= end) return false;
+  let copiedFrom = start + 4;
+  const walked = eachElement(src, view, start, (type, at, nameEnd, next) => {
+    const node = tree.size === 0 ? undefined : tree.get(nameOf(src, at, nameEnd));
+    if (node === undefined) return true;
+    if (node.found) return false; // a duplicate field name: not a document MongoDB would store
+    node.found = true;
     const valueAt = nameEnd + 1;
-    const next = valueEnd(src, view, type, valueAt);
-    if (next < 0 || next > end) return false;
-    const node = tree.size === 0 ? undefined : tree.get(decoder.decode(src.subarray(p + 1, nameEnd)));
-    if (node !== undefined) {
-      if (node.found) return false; // a duplicate field name: not a document MongoDB would store
-      node.found = true;
-      out.copy(src, copiedFrom, valueAt); // everything before, and this element's type and name
-      if (node.children) {
-        if (type !== DOC || !rewrite(src, view, valueAt, node.children, out, changed)) return false;
-      } else {
-        if (type !== INT32) return false;
-        const sum = view.getInt32(valueAt, true) + node.inc!;
-        if (!fitsInt32(sum)) return false;
-        if (node.inc !== 0) changed.any = true;
-        out.int32(sum);
-      }
-      copiedFrom = next;
-    }
-    p = next;
-  }
-  if (p !== end || src[end] !== 0) return false;
+    out.copy(src, copiedFrom, valueAt); // everything before, and this element's type and name
+    copiedFrom = next;
+    if (node.children) return type === DOC && rewrite(src, view, valueAt, node.children, out, changed);
+    if (type !== INT32) return false;
+    const sum = view.getInt32(valueAt, true) + node.inc!;
+    if (!fitsInt32(sum)) return false;
+    if (node.inc !== 0) changed.any = true;
+    out.int32(sum);
+    return true;
+  });
+  if (!walked) return false;
   out.copy(src, copiedFrom, end);
   if (!appendMissing(out, tree)) return false;
   out.byte(0);
@@ -241,7 +129,7 @@ function missingAny(tree: Map<string, Node>): boolean {
 export function incRaw(raw: Uint8Array, inc: Record<string, unknown>): RawUpdate | undefined {
   const tree = pathTree(inc);
   if (!tree || tree.size === 0) return undefined;
-  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const view = viewOf(raw);
   const out = scratch.reset();
   const changed = { any: false };
   if (!rewrite(raw, view, 0, tree, out, changed)) return undefined;
@@ -253,25 +141,18 @@ export function setBooleansRaw(raw: Uint8Array, set: Record<string, unknown>): R
   const names = Object.keys(set);
   if (names.length === 0) return undefined;
   for (const name of names) if (typeof set[name] !== 'boolean' || name === '' || name === '_id' || name.includes('.') || name.startsWith('$')) return undefined;
-  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const view = viewOf(raw);
   const end = view.getInt32(0, true) - 1;
   const wanted = new Map(names.map((n) => [n, set[n] as boolean]));
   const at = new Map<string, number>();
-  let p = 4;
-  while (p < end) {
-    const type = raw[p]!;
-    const nameEnd = raw.indexOf(0, p + 1);
-    if (nameEnd < 0 || nameEnd >= end) return undefined;
-    const next = valueEnd(raw, view, type, nameEnd + 1);
-    if (next < 0 || next > end) return undefined;
-    const name = decoder.decode(raw.subarray(p + 1, nameEnd));
-    if (wanted.has(name)) {
-      if (type !== BOOL || at.has(name)) return undefined;
-      at.set(name, nameEnd + 1);
-    }
-    p = next;
-  }
-  if (p !== end || raw[end] !== 0) return undefined;
+  const walked = eachElement(raw, view, 0, (type, start, nameEnd) => {
+    const name = nameOf(raw, start, nameEnd);
+    if (!wanted.has(name)) return true;
+    if (type !== BOOL || at.has(name)) return false;
+    at.set(name, nameEnd + 1);
+    return true;
+  });
+  if (!walked) return undefined;
   let modified = false;
   const out = scratch.reset();
   out.copy(raw, 0, end);
