@@ -62,7 +62,7 @@ function fitsInt32(v: number): boolean {
   return Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX;
 }
 
-/** Appends the fields of `tree` the document lacked, as the general path would create them. */
+/** Appends the fields of `tree` the document lacked, as the general path would create them (0 + n: -0 is an int32 0). */
 function appendMissing(out: Out, tree: Map<string, Node>): boolean {
   for (const [name, node] of tree) {
     if (node.found) continue;

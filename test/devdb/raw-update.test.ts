@@ -82,9 +82,9 @@ describe('devdb raw updates (counters and flags changed in the stored bytes)', (
       expect(incRaw(raw, inc), JSON.stringify(inc)).to.equal(undefined);
     }
     // A new field takes the type the general path would give it.
-    const grown = incRaw(raw, { 'v.x': 3_000_000_000, 'v.y': 0.25, 'w.z': -1 })!;
-    expect(decodeView(grown.raw)).to.deep.include({ v: { c: 1, x: 3_000_000_000, y: 0.25 }, w: { z: -1 } });
-    const expected = general(raw, { $inc: { 'v.x': 3_000_000_000, 'v.y': 0.25, 'w.z': -1 } }) as { doc: Doc };
+    const grown = incRaw(raw, { 'v.x': 3_000_000_000, 'v.y': 0.25, 'w.z': -1, 'w.m': -0 })!;
+    expect(decodeView(grown.raw)).to.deep.include({ v: { c: 1, x: 3_000_000_000, y: 0.25 }, w: { z: -1, m: 0 } });
+    const expected = general(raw, { $inc: { 'v.x': 3_000_000_000, 'v.y': 0.25, 'w.z': -1, 'w.m': -0 } }) as { doc: Doc };
     expect(Buffer.from(grown.raw)).to.deep.equal(Buffer.from(encodeDoc(expected.doc)));
   });
 
