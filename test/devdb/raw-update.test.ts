@@ -121,6 +121,17 @@ describe('devdb raw updates (counters and flags changed in the stored bytes)', (
       expect(await clicks.countDocuments({ w: 'a' })).to.equal(10);
     });
 
+    it('check a unique index they re-key, as the general path does', async () => {
+      const seats = h.db.collection<{ _id: number; taken?: boolean }>('raw_unique');
+      await seats.createIndex({ taken: 1 }, { unique: true, partialFilterExpression: { taken: true } });
+      await seats.insertMany([{ _id: 1, taken: false }, { _id: 2, taken: false }]);
+      await seats.updateOne({ _id: 1 }, { $set: { taken: true } });
+      const err = await seats.updateOne({ _id: 2 }, { $set: { taken: true } }).catch((e: unknown) => e);
+      expect((err as MongoServerError).code).to.equal(11000);
+      expect(await seats.find({}).sort({ _id: 1 }).toArray()).to.deep.equal([{ _id: 1, taken: true }, { _id: 2, taken: false }]);
+      expect(await seats.countDocuments({ taken: true })).to.equal(1);
+    });
+
     it('commit with their transaction, are undone with it, and are put back when the commit fails', async () => {
       const rollups = h.db.collection<{ _id: string; v?: Doc; k?: string }>('raw_txn');
       await rollups.createIndex({ k: 1 }, { unique: true, sparse: true });
