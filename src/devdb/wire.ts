@@ -222,29 +222,58 @@ export const FRESH_BUFFERS: ReplyBuffers = { take: (size) => Buffer.allocUnsafe(
 
 const SLAB_BYTES = 128 * 1024;
 const MAX_FREE_SLABS = 32;
+/** Larger replies (a cursor batch of raw clicks is about a megabyte) take a buffer of the next power of two, up to this. */
+const MAX_LARGE_BYTES = 16 * 1024 * 1024;
+/** At most this many bytes of large buffers wait to be used again; past it, a written one is left to the collector. */
+const MAX_FREE_LARGE_BYTES = 16 * 1024 * 1024;
 
 /**
  * Reply buffers used again once written. A page of 50 links is a reply of some 40 KB: allocated afresh for every
  * reply, that is megabytes a second of memory outside the JavaScript heap, and each few megabytes of it make V8
  * run a full collection of a heap that holds every stored document. Replies up to SLAB_BYTES are written into one
- * of a few slabs instead, each given back when the socket has written it (a failed write keeps it).
+ * of a few slabs instead, each given back when the socket has written it (a failed write keeps it). Larger replies
+ * (an export's cursor batches, a megabyte each) are written into buffers of a power-of-two size, kept the same way
+ * up to MAX_FREE_LARGE_BYTES: allocated afresh, a million exported clicks made devdb spend more time collecting its
+ * heap than answering.
  */
 export class ReplySlabs implements ReplyBuffers {
   private readonly free: Buffer[] = [];
+  /** Free large buffers by size (a power of two). */
+  private readonly large = new Map<number, Buffer[]>();
+  private freeLargeBytes = 0;
 
   take(size: number): Buffer {
-    if (size > SLAB_BYTES) return Buffer.allocUnsafe(size);
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(SLAB_BYTES);
+    if (size <= SLAB_BYTES) return this.free.pop() ?? Buffer.allocUnsafeSlow(SLAB_BYTES);
+    if (size > MAX_LARGE_BYTES) return Buffer.allocUnsafe(size);
+    const bytes = 2 ** Math.ceil(Math.log2(size));
+    const kept = this.large.get(bytes)?.pop();
+    if (!kept) return Buffer.allocUnsafeSlow(bytes);
+    this.freeLargeBytes -= bytes;
+    return kept;
   }
 
   give(reply: Buffer): void {
     const slab = reply.buffer;
-    if (slab.byteLength !== SLAB_BYTES || reply.byteOffset !== 0 || this.free.length >= MAX_FREE_SLABS) return;
-    this.free.push(Buffer.from(slab, 0, SLAB_BYTES));
+    if (reply.byteOffset !== 0) return;
+    if (slab.byteLength === SLAB_BYTES) {
+      if (this.free.length < MAX_FREE_SLABS) this.free.push(Buffer.from(slab, 0, SLAB_BYTES));
+      return;
+    }
+    const bytes = slab.byteLength;
+    // Only buffers this class made: a power of two in the large range (a Buffer.allocUnsafe of an odd size is not).
+    if (bytes <= SLAB_BYTES || bytes > MAX_LARGE_BYTES || (bytes & (bytes - 1)) !== 0) return;
+    if (this.freeLargeBytes + bytes > MAX_FREE_LARGE_BYTES) return;
+    let list = this.large.get(bytes);
+    if (!list) this.large.set(bytes, (list = []));
+    list.push(Buffer.from(slab, 0, bytes));
+    this.freeLargeBytes += bytes;
   }
 
+  /** Buffers waiting to be used again (slabs and large ones). */
   get size(): number {
-    return this.free.length;
+    let large = 0;
+    for (const list of this.large.values()) large += list.length;
+    return this.free.length + large;
   }
 }
 

@@ -59,7 +59,7 @@ describe('devdb wire framing', () => {
       expect(deserialize(legacy.subarray(36))).to.deep.equal(deserialize(serialize(reply(stored))));
     });
 
-    it('writes a reply into a slab given back after an earlier one, and keeps no slab for a reply larger than one', () => {
+    it('writes a reply into a slab given back after an earlier one', () => {
       const slabs = new ReplySlabs();
       const first = encodeMsg(1, reply([new RawDoc(serialize(stored[0]!))]), slabs);
       slabs.give(first);
@@ -68,9 +68,34 @@ describe('devdb wire framing', () => {
       expect(second.buffer).to.equal(first.buffer);
       expect(slabs.size).to.equal(0);
       expect(deserialize(second.subarray(21))).to.deep.equal(deserialize(serialize(reply([stored[1]]))));
-      const huge = encodeMsg(3, reply([new RawDoc(serialize({ _id: 'big', text: 'y'.repeat(200_000) }))]), slabs);
-      slabs.give(huge);
+    });
+
+    it('writes a reply larger than a slab into a power-of-two buffer used again once given back, up to a bound', () => {
+      const slabs = new ReplySlabs();
+      const big = (id: string, bytes: number) => reply([new RawDoc(serialize({ _id: id, text: 'y'.repeat(bytes) }))]);
+      const first = encodeMsg(3, big('a', 200_000), slabs);
+      expect(first.buffer.byteLength).to.equal(256 * 1024);
+      slabs.give(first);
+      expect(slabs.size).to.equal(1);
+      // A smaller reply of the same size class takes the same memory, and reads back whole.
+      const second = encodeMsg(4, big('b', 150_000), slabs);
+      expect(second.buffer).to.equal(first.buffer);
       expect(slabs.size).to.equal(0);
+      expect(deserialize(second.subarray(21))).to.deep.equal(deserialize(serialize(reply([{ _id: 'b', text: 'y'.repeat(150_000) }]))));
+      // A reply of another class does not take it.
+      slabs.give(second);
+      const third = encodeMsg(5, big('c', 600_000), slabs);
+      expect(third.buffer.byteLength).to.equal(1024 * 1024);
+      expect(slabs.size).to.equal(1);
+      // No more than 16 MB wait: the ninth 2 MB buffer given back is dropped.
+      const many = Array.from({ length: 9 }, (_, i) => encodeMsg(6 + i, big(`d${i}`, 1_500_000), slabs));
+      for (const m of many) slabs.give(m);
+      expect(slabs.size).to.equal(1 + 7);
+      // Past 16 MB, replies are allocated as they come and never kept.
+      const huge = encodeMsg(20, big('e', 16_800_000), slabs);
+      expect(huge.buffer.byteLength).to.not.equal(32 * 1024 * 1024);
+      slabs.give(huge);
+      expect(slabs.size).to.equal(8);
     });
   });
 });
