@@ -140,6 +140,13 @@ export interface ExportOptions {
  */
 const CHUNK_ROWS = 100;
 
+/**
+ * Clicks per cursor batch: about 200 KB of BSON. Batches of 1,000 (a megabyte each) exported 1 M clicks no faster
+ * and grew the api's RSS by 320 MB instead of 50: the driver's megabyte message buffers are memory the process
+ * keeps once it has held a few of them at a time.
+ */
+const BATCH_CLICKS = 200;
+
 /** RFC 4180 (CRLF line ends); a cell starting with `=`, `+`, `-`, `@`, a tab or a CR gets a leading `'` (whatever follows, newlines included). */
 const UNPARSE: Papa.UnparseConfig = { newline: '\r\n', escapeFormulae: /^[=+\-@\t\r]/ };
 const HEADER = `${Papa.unparse([[...EXPORT_COLUMNS]], UNPARSE)}\r\n`;
@@ -161,7 +168,7 @@ export async function exportClicks(o: ExportOptions, r: Resolved): Promise<Reada
   // Raw: a batch arrives as the BSON of its clicks, each decoded right before its row is built, so that the decoded
   // objects die young instead of a whole batch of them waiting while the socket takes its chunks. The clicks were
   // written by our own code, UTF-8 by construction: not validating it again saves a pass over every long string.
-  const cursor = o.clicks.find(filter, { batchSize: o.batchSize ?? 1000, raw: true }).sort({ ts: 1 }) as unknown as FindCursor<Uint8Array>;
+  const cursor = o.clicks.find(filter, { batchSize: o.batchSize ?? BATCH_CLICKS, raw: true }).sort({ ts: 1 }) as unknown as FindCursor<Uint8Array>;
 
   const renew = setInterval(() => void slot.renew().catch((error: unknown) => o.logger.warn({ err: error }, 'export slot not renewed')), LEASE_MS / 3);
   renew.unref();
