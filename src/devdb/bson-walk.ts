@@ -128,6 +128,11 @@ export function eachElement(src: Uint8Array, view: DataView, start: number, visi
   return p === end && src[end] === 0;
 }
 
+/** The UTF-8 text of `src` from `start` to `end`. */
+export function textOf(src: Uint8Array, start: number, end: number): string {
+  return decoder.decode(src.subarray(start, end));
+}
+
 /** A DataView over exactly `bytes`. */
 export function viewOf(bytes: Uint8Array): DataView {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -3,6 +3,7 @@
 // range scans, so a sorted, limited read walks the index and stops at the limit.
 import { ObjectId } from 'bson';
 import sortedBTree from 'sorted-btree';
+import bulkLoadModule from 'sorted-btree/extended/bulkLoad.js';
 import { compileFilter, type Matcher } from './engine.ts';
 import { CommandError } from './errors.ts';
 import { EMPTY_ARRAY, pathValues } from './paths.ts';
@@ -20,6 +21,7 @@ export interface IndexSpec {
 
 // A CommonJS package: under Node's ESM loader its default import is `module.exports`.
 const BTree = sortedBTree.default;
+const { bulkLoad } = bulkLoadModule;
 type Tree = InstanceType<typeof BTree<Key, undefined>>;
 
 /** Positions before and after every key, for range starts: they compare below or above any value. */
@@ -122,7 +124,8 @@ export class Index {
   readonly complete: boolean;
   /** Some document had several values (or an empty array) for a field: the key order is then not the sort order. */
   multikey = false;
-  private readonly tree: Tree;
+  private tree: Tree;
+  private readonly compare: (a: Key, b: Key) => number;
 
   constructor(spec: IndexSpec) {
     this.spec = spec;
@@ -134,7 +137,8 @@ export class Index {
     this.partial = spec.partialFilterExpression ? compileFilter(spec.partialFilterExpression) : undefined;
     this.complete = !this.sparse && !this.partial;
     const dirs = this.dirs;
-    this.tree = new BTree<Key, undefined>(undefined, (a, b) => compareKeys(a, b, dirs));
+    this.compare = (a, b) => compareKeys(a, b, dirs);
+    this.tree = new BTree<Key, undefined>(undefined, this.compare);
   }
 
   get ttlSeconds(): number | undefined {
@@ -179,6 +183,11 @@ export class Index {
   }
 
   add(id: string, view: Doc): void {
+    this.keysOf(id, view, (key) => this.tree.set(key, undefined));
+  }
+
+  /** Hands each of a document's keys to `take` (and notes when the index becomes multikey). */
+  keysOf(id: string, view: Doc, take: (key: Key) => void): void {
     const perField = this.fieldValues(view);
     if (!perField) return;
     if (!this.multikey && perField.some((vals) => vals.length !== 1 || vals[0] === EMPTY_ARRAY)) this.multikey = true;
@@ -187,8 +196,29 @@ export class Index {
       const key: Key = new Array<unknown>(combo.length + 1);
       for (let i = 0; i < combo.length; i++) key[i] = intern(combo[i]);
       key[combo.length] = id;
-      this.tree.set(key, undefined);
+      take(key);
     }
+  }
+
+  /**
+   * Replaces the index's contents by `keys` (from keysOf; sorted here, repeats dropped), built bottom-up rather than
+   * inserted one by one: loading a journal, whose documents were checked when they were written.
+   */
+  load(keys: Key[]): void {
+    const compare = this.compare;
+    keys.sort(compare);
+    let n = 0;
+    for (let i = 0; i < keys.length; i++) if (n === 0 || compare(keys[n - 1]!, keys[i]!) !== 0) keys[n++] = keys[i]!;
+    keys.length = n;
+    this.tree = bulkLoad<Key, undefined>(keys, new Array<undefined>(n).fill(undefined), this.tree.maxNodeSize, compare);
+  }
+
+  /** The top-level fields this index's keys and partial filter read, or undefined when it may read any. */
+  topFields(): string[] | undefined {
+    const partial = Object.keys(this.spec.partialFilterExpression ?? {});
+    const paths = [...this.fields, ...partial];
+    if (paths.some((f) => f.startsWith('$') || f.includes('.$'))) return undefined;
+    return paths.map((f) => f.split('.', 1)[0]!);
   }
 
   remove(id: string, view: Doc): void {

@@ -3,7 +3,7 @@
 // fetch documents by key. Decoding whole documents to keep a sliver of them, then encoding that sliver again, was most
 // of devdb's work (and garbage) behind an analytics query at 10 M clicks. Anything this module cannot do exactly as
 // the general path does answers undefined, and the general path runs.
-import { eachElement, nameOf, scratch, viewOf, type Out } from './bson-walk.ts';
+import { eachElement, nameOf, scratch, textOf, viewOf, type Out } from './bson-walk.ts';
 import type { Doc } from './values.ts';
 
 const DOC = 0x03;
@@ -81,6 +81,18 @@ export function projectRaw(raw: Uint8Array, projection: RawProjection): Uint8Arr
   const result = Buffer.allocUnsafe(out.length);
   result.set(out.bytes.subarray(0, out.length));
   return result;
+}
+
+/** A stored document's `_id` when it is a string, read from its bytes; undefined when it is anything else. */
+export function rawStringId(raw: Uint8Array): string | undefined {
+  const view = viewOf(raw);
+  let id: string | undefined;
+  eachElement(raw, view, 0, (type, at, nameEnd, next) => {
+    if (nameEnd !== at + 4 || raw[at + 1] !== 0x5f || raw[at + 2] !== 0x69 || raw[at + 3] !== 0x64) return true; // not `_id`
+    if (type === STRING) id = textOf(raw, nameEnd + 5, next - 1);
+    return false;
+  });
+  return id;
 }
 
 /** A filter of one top-level field equal to one of some strings: `{f: 's'}`, `{f: {$in: ['a', 'b']}}`. */

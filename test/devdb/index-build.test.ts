@@ -1,0 +1,140 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+// devdb's own bson: the documents here go to a collection directly, not over the wire.
+import { ObjectId } from 'bson';
+import { MongoClient, MongoServerError } from 'mongodb';
+import { Collection } from '../../src/devdb/collection.ts';
+import { startDevDb } from '../../src/devdb/index.ts';
+import type { IndexSpec } from '../../src/devdb/indexes.ts';
+import type { Doc } from '../../src/devdb/values.ts';
+import { pick, seeded } from '../helpers/analytics-clicks.ts';
+
+const SPECS: IndexSpec[] = [
+  { name: 'ws_time', key: { ws: 1, ts: -1 } },
+  { name: 'tags', key: { tags: 1 } },
+  { name: 'nested', key: { 'visitor.country': 1, n: -1 } },
+  { name: 'through_array', key: { 'items.sku': 1 } },
+  { name: 'code_unique', key: { code: 1 }, unique: true, sparse: true },
+  { name: 'flag_partial', key: { flag: 1, ws: 1 }, partialFilterExpression: { flag: { $exists: true }, level: { $gt: 3 } } },
+];
+
+/** Documents of every shape an index key meets: missing fields, arrays (empty, repeated values), nested documents, mixed types. */
+function aDocument(rand: () => number, i: number): Doc {
+  const doc: Doc = { _id: rand() < 0.1 ? new ObjectId() : rand() < 0.1 ? i : `d${i}`, ws: pick(rand, ['a', 'b', 'c']), n: Math.floor(rand() * 8) };
+  if (rand() < 0.9) doc.ts = new Date(1_700_000_000_000 + Math.floor(rand() * 1e6));
+  if (rand() < 0.5) doc.tags = rand() < 0.2 ? [] : Array.from({ length: Math.floor(rand() * 4) }, () => pick(rand, ['x', 'y', 'z', 'x']));
+  else if (rand() < 0.3) doc.tags = pick<unknown>(rand, ['x', 1, null]);
+  if (rand() < 0.7) doc.visitor = { country: pick<unknown>(rand, ['US', 'DE', null, 3]) };
+  if (rand() < 0.4) doc.items = Array.from({ length: Math.floor(rand() * 3) }, () => ({ sku: pick(rand, ['k1', 'k2', 'k3']) }));
+  if (rand() < 0.3) doc.code = `c${i}`;
+  if (rand() < 0.5) doc.flag = rand() < 0.5;
+  if (rand() < 0.8) doc.level = Math.floor(rand() * 8);
+  return doc;
+}
+
+/** Every index's owners in its order, and its multikey flag. */
+function contents(coll: Collection): Record<string, { owners: string[]; multikey: boolean }> {
+  const indexes = coll.indexes;
+  return Object.fromEntries(indexes.map((index) => [index.spec.name, { owners: [...index.walk([], false)], multikey: index.multikey }]));
+}
+
+describe('devdb indexes built at once after a replay', () => {
+  it('hold what indexing the documents one by one holds, over random documents, replacements and removals', () => {
+    const rand = seeded(11);
+    const changed = () => {};
+    const incremental = new Collection('t', 'c', changed);
+    const deferred = new Collection('t', 'c', changed);
+    deferred.deferIndexes();
+    // Half the indexes exist before the documents, half are created among them (as in a journal).
+    for (const spec of SPECS.slice(0, 3)) {
+      incremental.createIndex(spec);
+      deferred.createIndex(spec);
+    }
+    for (let i = 0; i < 3000; i++) {
+      if (i === 1000) for (const spec of SPECS.slice(3)) (incremental.createIndex(spec), deferred.createIndex(spec));
+      const doc = aDocument(rand, i % 2500);
+      const old = incremental.docs.get(incremental.docs.size > 0 && rand() < 0.1 ? [...incremental.docs.keys()][Math.floor(rand() * incremental.docs.size)]! : '');
+      if (old && rand() < 0.5) {
+        incremental.remove(old);
+        deferred.detach(deferred.get(old.id)!);
+        continue;
+      }
+      let entry;
+      try {
+        entry = old ? incremental.replace(old, { ...doc, _id: old.view._id }) : incremental.insert(doc);
+      } catch (err) {
+        expect((err as Error).message).to.match(/duplicate key/);
+        continue;
+      }
+      const previous = deferred.get(entry.id);
+      if (previous) deferred.detach(previous);
+      deferred.attach(entry);
+    }
+    expect(deferred.size).to.equal(incremental.size);
+    expect(deferred.indexes.every((index) => index.size === 0)).to.equal(true);
+    deferred.buildIndexes();
+    expect(contents(deferred)).to.deep.equal(contents(incremental));
+    // Ranges on _id walk its own index.
+    const ids = (c: Collection) => [...c.candidates({ _id: { $gte: 'd100', $lt: 'd200' } })].map((e) => e.id).sort();
+    expect(ids(deferred)).to.deep.equal(ids(incremental));
+    expect(ids(deferred).length).to.be.greaterThan(10);
+    // The built indexes are kept up to date as usual afterwards, unique checks included.
+    const taken = [...incremental.docs.values()].find((e) => typeof e.view.code === 'string')!;
+    expect(() => deferred.insert({ _id: 'new', ws: 'a', code: taken.view.code })).to.throw(/duplicate key/);
+    deferred.insert({ _id: 'new', ws: 'a', tags: ['w'], n: 5, flag: true, level: 6 });
+    incremental.insert({ _id: 'new', ws: 'a', tags: ['w'], n: 5, flag: true, level: 6 });
+    expect(contents(deferred)).to.deep.equal(contents(incremental));
+  });
+
+  it('answer the same queries after a restart of a data folder, unique indexes still enforced', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'devdb-build-'));
+    const rand = seeded(5);
+    const docs = Array.from({ length: 2000 }, (_, i) => aDocument(rand, i));
+    const queries: [Doc, Doc][] = [
+      [{ ws: 'a' }, { ts: -1 }],
+      [{ tags: 'x' }, { _id: 1 }],
+      [{ 'visitor.country': 'US' }, { n: -1 }],
+      [{ 'items.sku': 'k2' }, { _id: 1 }],
+      [{ flag: true, level: { $gt: 3 } }, { ws: 1 }],
+      [{ code: { $gte: 'c5' } }, { code: 1 }],
+    ];
+    const answers = async (uri: string) => {
+      const client = await MongoClient.connect(uri);
+      try {
+        const c = client.db('t').collection('c');
+        return await Promise.all(queries.map(([filter, sort]) => c.find(filter).sort({ ...sort, _id: 1 }).toArray()));
+      } finally {
+        await client.close();
+      }
+    };
+    let db = await startDevDb({ port: 0, dataDir: dir });
+    let before;
+    try {
+      const client = await MongoClient.connect(db.uri);
+      const c = client.db('t').collection('c');
+      await c.createIndexes(SPECS.map(({ name, ...rest }) => ({ name, ...rest })) as never);
+      await c.insertMany(docs.filter((d) => !(d._id instanceof ObjectId)) as never[], { ordered: false }).catch(() => undefined);
+      await c.deleteMany({ n: 0 });
+      await client.close();
+      before = await answers(db.uri);
+    } finally {
+      await db.stop();
+    }
+    db = await startDevDb({ port: 0, dataDir: dir });
+    try {
+      expect(await answers(db.uri)).to.deep.equal(before);
+      expect(before.every((list) => list.length > 0)).to.equal(true);
+      const client = await MongoClient.connect(db.uri);
+      const c = client.db('t').collection('c');
+      const error = await c.insertOne({ _id: 'dup' as never, code: before[5]![0]!.code }).catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(MongoServerError);
+      expect((error as MongoServerError).code).to.equal(11000);
+      await client.close();
+    } finally {
+      await db.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
