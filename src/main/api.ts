@@ -68,6 +68,7 @@ import { authDoor } from '../users/auth-door.ts';
 import { dashboardKeyRoutes } from '../keys/dashboard-key.routes.ts';
 import { KeyAdminService, scopeKindsOf } from '../keys/key-admin.service.ts';
 import { sessionPrincipal } from '../users/session-gate.ts';
+import { DOWNLOADS_PATH, DownloadTickets, downloadRoutes, followDownload } from '../users/downloads.ts';
 import { cookiePolicyFor } from '../users/session-cookie.ts';
 import { dashboardStatic } from '../dashboard/static.ts';
 
@@ -266,10 +267,12 @@ export function buildApi(infra: Infra): ApiService {
   });
   const cookie = cookiePolicyFor(config.publicApiUrl, config.dashboard.sessionAbsoluteMs);
   const trustedProxyHops = config.redirect.trustedProxyHops;
+  const downloadTickets = new DownloadTickets(config.secretKey);
   const authRouter = new Router<ApiState>({ prefix: '/auth' });
   mount(authRouter, [
     ...authRoutes(auth, { cookie, trustedProxyHops, oidc: { enabled: config.dashboard.oidc !== null, name: config.dashboard.oidc?.name ?? '' } }),
     ...memberRoutes(members, { cookie, trustedProxyHops, ownOrigin }),
+    ...downloadRoutes(downloadTickets, auth),
     ...dashboardKeyRoutes(new KeyAdminService({ keys: stores.keys, keyService: keys, memberships: stores.memberships, bus, scopeKinds: () => scopeKindsOf(routes) })),
     ...(config.dashboard.oidc
       ? oidcRoutes({
@@ -302,11 +305,13 @@ export function buildApi(infra: Infra): ApiService {
     ...routing,
   ]);
   const unauthenticated = compose<ApiContext>(routing);
+  const download = followDownload(downloadTickets, auth, reads);
   // Processor events (no key: the signature is the credential, the raw body kept for its verification), and the
   // public filing of abuse reports: a parsed body, but no key and no idempotency.
   const ingestion = compose<ApiContext>([jsonBody(config.bodyLimitBytes), ...routing]);
   const ops = opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping() }), { errorDocs: true });
   const outsideV1 = (ctx: ApiContext): Promise<void> => {
+    if (ctx.method === 'GET' && ctx.path.startsWith(`${DOWNLOADS_PATH}/`)) return download(ctx);
     if (ctx.path === '/auth' || ctx.path.startsWith('/auth/')) return READ_METHODS.has(ctx.method) ? authReads(ctx) : authMutations(ctx);
     if (ctx.path === '/dashboard' || ctx.path.startsWith('/dashboard/')) return dashboard(ctx);
     if (ctx.path === '/' && READ_METHODS.has(ctx.method)) {

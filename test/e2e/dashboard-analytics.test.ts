@@ -202,12 +202,14 @@ describe('Dashboard analytics screen', function () {
     await tile(page, 'clicks').filter({ hasText: /^1$/ }).waitFor();
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     expect(download.suggestedFilename()).to.match(/^clicks-\d{4}-\d{2}-\d{2}\.csv$/);
+    // Followed as a link (the browser writes it to disk as it arrives), not fetched into the page's memory first.
+    expect(download.url()).to.match(new RegExp(`^${dashboard.apiUrl}/auth/downloads/[\\w-]+\\.[\\w-]+$`));
     const csv = await readFile((await download.path()), 'utf8');
     const lines = csv.trim().split(/\r?\n/);
     expect(lines[0]).to.include('link_id');
     expect(lines).to.have.length(2);
     expect(lines[1]).to.include(link.id);
-    await page.getByRole('status').filter({ hasText: 'The CSV export was downloaded.' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'The CSV export is downloading.' }).waitFor();
 
     // Another link's export holds no click.
     await page.goto(`${dashboard.apiUrl}/dashboard/analytics?interval=7d&link_id=${other.id}`);

@@ -5,6 +5,9 @@ import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants, bearer } from '../helpers/tenants.ts';
 import { Browser, Users, expectError } from '../helpers/users.ts';
 import type { WorkspaceDoc } from '../../src/workspace/workspace.store.ts';
+import { toClickDoc } from '../../src/clicks/click.store.ts';
+import { DownloadTickets } from '../../src/users/downloads.ts';
+import { aClickRecord } from '../helpers/click-builders.ts';
 
 describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', function () {
   this.timeout(60_000);
@@ -333,5 +336,77 @@ describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', fu
     const accepted = await browser().request('POST', '/auth/invites/accept', { body: { token, password: victim.password } });
     expect(accepted.status, accepted.text).to.equal(200);
     expect((accepted.body.memberships as Array<{ id: string }>).map((m) => m.id)).to.have.members([workspace._id, other._id]);
+  });
+
+  describe('download links (a /v1 file saved by following a plain link)', () => {
+    let owner: Awaited<ReturnType<Users['aUser']>>;
+    const query = 'interval=7d&bots=include';
+
+    before(async () => {
+      owner = await users.aUser({ in: [{ kind: 'workspace', id: workspace._id, role: 'owner' }] });
+      // A click with a comma, a quote and a non-ASCII letter in its cells, so that the file is compared byte for byte.
+      const click = aClickRecord('clk_download1', { workspace_id: workspace._id, link_id: 'lnk_download', ts: new Date(Date.now() - 3_600_000).toISOString() });
+      click.visitor.city = 'Zürich, "old town"';
+      await tenants.client.db(mongo.dbName).collection('clicks').insertOne(toClickDoc(click) as never);
+    });
+
+    it('answers the ticket’s GET as the session’s /v1 call answers it, as an attachment, for one session only', async () => {
+      const b = browser();
+      await b.signIn(owner.email, owner.password);
+      const ticket = await b.request('POST', '/auth/downloads', { body: { context: workspace._id, path: '/v1/analytics/export.csv', query } });
+      expect(ticket.status, ticket.text).to.equal(201);
+      const url = ticket.body.url as string;
+      expect(url).to.match(/^\/auth\/downloads\/[\w-]+\.[\w-]+$/);
+      expect(Date.parse(ticket.body.expires_at as string) - Date.now()).to.be.within(50_000, 61_000);
+
+      const file = await b.request('GET', url);
+      expect(file.status, file.text).to.equal(200);
+      expect(file.headers.get('content-type')).to.match(/^text\/csv/);
+      expect(file.headers.get('content-disposition')).to.match(/^attachment; filename="clicks-\d{4}-\d{2}-\d{2}\.csv"$/);
+      expect(file.headers.get('cache-control')).to.equal('no-store');
+      b.context = workspace._id;
+      const direct = await b.request('GET', `/v1/analytics/export.csv?${query}`);
+      expect(direct.status, direct.text).to.equal(200);
+      expect(file.text).to.equal(direct.text);
+      expect(file.text).to.include('clk_download1').and.include('"Zürich, ""old town"""');
+
+      // Without the session, in another session, or changed by one character: nothing.
+      expectError(await browser().request('GET', url), 401, 'unauthorized');
+      const someoneElse = browser();
+      await someoneElse.signIn(owner.email, owner.password);
+      expectError(await someoneElse.request('GET', url), 404, 'not_found');
+      const changed = `${url.slice(0, -1)}${url.endsWith('A') ? 'B' : 'A'}`;
+      expectError(await b.request('GET', changed), 404, 'not_found');
+      // A key sent along is not what the ticket stands for: the session still answers.
+      const withKey = await b.request('GET', url, { headers: { Authorization: 'Bearer not-a-key' } });
+      expect(withKey.status, withKey.text).to.equal(200);
+    });
+
+    it('issues tickets only to a session, with its CSRF token, in a context it belongs to, for a downloadable path', async () => {
+      const body = { context: workspace._id, path: '/v1/analytics/export.csv', query };
+      expectError(await browser().request('POST', '/auth/downloads', { body }), 401, 'unauthorized');
+      const b = browser();
+      await b.signIn(owner.email, owner.password);
+      expect((await b.request('POST', '/auth/downloads', { body, csrf: false })).status).to.equal(403);
+      expectError(await b.request('POST', '/auth/downloads', { body: { ...body, context: other._id } }), 403, 'forbidden');
+      expectError(await b.request('POST', '/auth/downloads', { body: { ...body, path: '/v1/links' } }), 422, 'validation_failed');
+      expectError(await b.request('POST', '/auth/downloads', { body: { ...body, query: 'x'.repeat(4097) } }), 422, 'validation_failed');
+      expectError(await b.request('POST', '/auth/downloads', { body: { ...body, extra: 1 } }), 422, 'validation_failed');
+      // The export's own checks still apply when the link is followed.
+      const bad = await b.request('POST', '/auth/downloads', { body: { ...body, query: 'timezone=Mars/Olympus' } });
+      expectError(await b.request('GET', bad.body.url as string), 422, 'validation_failed');
+    });
+
+    it('opens a ticket for its minute and its session only (sealed with the server secret)', () => {
+      const tickets = new DownloadTickets('k'.repeat(32));
+      const { ticket, expires } = tickets.issue('ses_1', { context: workspace._id, path: '/v1/analytics/export.csv', query }, 1_000_000);
+      expect(expires).to.equal(1_060_000);
+      expect(tickets.open(ticket, 'ses_1', 1_059_999)).to.include({ c: workspace._id, p: '/v1/analytics/export.csv', q: query });
+      expect(tickets.open(ticket, 'ses_1', 1_060_000)).to.equal(null);
+      expect(tickets.open(ticket, 'ses_2', 1_000_001)).to.equal(null);
+      expect(new DownloadTickets('j'.repeat(32)).open(ticket, 'ses_1', 1_000_001)).to.equal(null);
+      expect(tickets.open(`${ticket}.x`, 'ses_1', 1_000_001)).to.equal(null);
+      expect(tickets.open('', 'ses_1', 1_000_001)).to.equal(null);
+    });
   });
 });

@@ -122,7 +122,22 @@ export const api = {
   patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, { body }),
   put: <T>(path: string, body: unknown) => request<T>('PUT', path, { body }),
   delete: <T = void>(path: string, query?: Query) => request<T>('DELETE', path, { query }),
-  /** A binary answer (QR images, CSV exports) as a Blob, for object URLs the CSP allows (img-src blob:). */
+  /**
+   * Saves a /v1 file (the CSV export) to disk as it arrives: a one-minute link for this session and the context in
+   * view (POST /auth/downloads), followed as a plain link. Fetched here instead, the whole file would wait in the
+   * tab's memory first. Errors the ticket can meet (no session, no membership) throw here, as for any call.
+   */
+  async download(path: string, query?: Query): Promise<void> {
+    const search = withQuery('', query).replace(/^\?/, '');
+    const { url } = await request<{ url: string }>('POST', '/auth/downloads', { body: { context: credentials.context, path, query: search } });
+    const anchor = document.createElement('a');
+    anchor.href = url;
+    anchor.download = '';
+    document.body.append(anchor);
+    anchor.click();
+    anchor.remove();
+  },
+  /** A binary answer (QR images) as a Blob, for object URLs the CSP allows (img-src blob:). */
   async blob(path: string, query?: Query, accept = '*/*'): Promise<Blob> {
     const response = await send('GET', path, { query }, accept);
     return response.blob();
