@@ -11,6 +11,7 @@
 // batch and merged every few batches after the transaction, because reading and rewriting every touched sketch per
 // batch made rollups cost most of ingestion. Documents written before that may still hold sketches at `s.<dimension>.<value key>` ({h, b});
 // reads take the union of both.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Binary, type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, type Document, type Filter, type MongoClient } from 'mongodb';
 import type { ClickRecord } from '../clicks/click-record.ts';
 import type { ClickDoc } from '../clicks/click.store.ts';
@@ -68,6 +69,14 @@ const WORKSPACE_GRAINS = ['h', 'd'] as const;
 const LINK_GRAINS = ['d'] as const;
 /** Ids per query when rollup documents are read by id. */
 const ID_CHUNK = 5000;
+/**
+ * A batch is worked out a slice at a time, giving the event loop a turn between slices: a batch of thousands of clicks
+ * held the worker's thread (webhook deliveries, the outbox relay) for 400 ms at once. Each slice is a few milliseconds.
+ */
+const YIELD_CLICKS = 500;
+const YIELD_DOCUMENTS = 250;
+/** Upserts per bulk write: each is serialised at once, hundreds of counters apiece. */
+const WRITE_CHUNK = 250;
 
 function docId(w: string, l: string, g: Grain, t: number, d: string): string {
   return `${w}|${l}|${g}|${t}|${d}`;
@@ -207,11 +216,17 @@ export class RollupStore {
     if (clicks.length === 0) return;
     const batch = new BatchRollup();
     const inc = options.increment ?? CLICK;
-    for (const click of clicks) batch.add(click, inc);
+    for (let i = 0; i < clicks.length; i++) {
+      batch.add(clicks[i]!, inc);
+      if (i % YIELD_CLICKS === YIELD_CLICKS - 1) await nextTurn();
+    }
     const session = options.session;
     const ops: AnyBulkWriteOperation<RollupDoc>[] = [];
     const parts: SketchPartDoc[] = [];
-    for (const doc of batch.documents()) {
+    const documents = batch.documents();
+    for (let i = 0; i < documents.length; i++) {
+      const doc = documents[i]!;
+      if (i % YIELD_DOCUMENTS === YIELD_DOCUMENTS - 1) await nextTurn();
       const _id = docId(doc.w, doc.l, doc.g, doc.t, doc.d);
       const $inc: Record<string, number> = {};
       const sketches: Sketches = {};
@@ -237,7 +252,7 @@ export class RollupStore {
       if (visitors) parts.push({ r: _id, s: sketches });
     }
     // Bounded bulk writes: a batch over many links may touch thousands of documents.
-    for (let i = 0; i < ops.length; i += 1000) await this.rollups.bulkWrite(ops.slice(i, i + 1000), { ordered: false, session });
+    for (let i = 0; i < ops.length; i += WRITE_CHUNK) await this.rollups.bulkWrite(ops.slice(i, i + WRITE_CHUNK), { ordered: false, session });
     await this.sketches.insert(parts, session);
     if (!session) await this.sketches.compactDue();
   }

@@ -4,6 +4,7 @@
 // Unions are idempotent, so a part may be merged into others at any time (compaction), read twice, or left behind by
 // a compaction that died: the union stays the same. A part is deleted only after a part holding its registers was
 // stored, so no register is ever lost, even with several workers compacting the same document at once.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Binary, type ClientSession, type Collection, type Db, type Document, type ObjectId } from 'mongodb';
 import { unionBytes } from './hll.ts';
 
@@ -50,7 +51,8 @@ export class SketchStore {
   /** Stores the parts (in the caller's transaction when a session is given) and notes which documents to compact. */
   async insert(parts: readonly SketchPartDoc[], session?: ClientSession): Promise<void> {
     if (parts.length === 0) return;
-    for (let i = 0; i < parts.length; i += 1000) await this.parts.insertMany(parts.slice(i, i + 1000), { ordered: false, session });
+    // A hundred parts per write (each holds a sketch per cell): a write is serialised at once, and the thread has other work.
+    for (let i = 0; i < parts.length; i += 100) await this.parts.insertMany(parts.slice(i, i + 100), { ordered: false, session });
     for (const part of parts) {
       const n = (this.written.get(part.r) ?? 0) + 1;
       if (n >= COMPACT_AFTER) {
@@ -79,10 +81,13 @@ export class SketchStore {
       }
       const merged: SketchPartDoc[] = [];
       const replaced: ObjectId[] = [];
+      let unions = 0;
       for (const [r, list] of byRollup) {
         if (list.length < 2) continue;
         merged.push({ r, s: unionOf(list.map((part) => part.s)) });
         for (const part of list) replaced.push(part._id!);
+        // Dense sketches take a while to merge: the thread gets a turn every few hundred.
+        if (++unions % 200 === 0) await nextTurn();
       }
       if (merged.length === 0) continue;
       await this.parts.insertMany(merged, { ordered: false });

@@ -52,6 +52,7 @@ export interface DestinationCount {
 }
 
 const DAILY_RETENTION_MS = 40 * 86_400_000;
+const INSERT_CHUNK = 1000;
 
 export function utcDay(date: Date): string {
   return date.toISOString().slice(0, 10);
@@ -110,16 +111,19 @@ export class ClickStore {
   async insert(records: readonly ClickRecord[], expiresAt?: (record: ClickRecord) => Date | undefined): Promise<ClickRecord[]> {
     if (records.length === 0) return [];
     const duplicates = new Set<number>();
-    try {
-      await this.clicks.insertMany(
-        records.map((r) => toClickDoc(r, expiresAt?.(r))),
-        { ordered: false },
-      );
-    } catch (error) {
-      if (!(error instanceof MongoBulkWriteError)) throw error;
-      const writeErrors: readonly WriteError[] = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors as WriteError];
-      if (writeErrors.some((e) => e.code !== 11000)) throw error;
-      for (const e of writeErrors) duplicates.add(e.index);
+    // A thousand clicks per write: the driver serialises a write at once, and the worker's thread has other work.
+    for (let start = 0; start < records.length; start += INSERT_CHUNK) {
+      try {
+        await this.clicks.insertMany(
+          records.slice(start, start + INSERT_CHUNK).map((r) => toClickDoc(r, expiresAt?.(r))),
+          { ordered: false },
+        );
+      } catch (error) {
+        if (!(error instanceof MongoBulkWriteError)) throw error;
+        const writeErrors: readonly WriteError[] = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors as WriteError];
+        if (writeErrors.some((e) => e.code !== 11000)) throw error;
+        for (const e of writeErrors) duplicates.add(start + e.index);
+      }
     }
     const fresh = records.filter((_, i) => !duplicates.has(i));
     if (duplicates.size === 0) return fresh;

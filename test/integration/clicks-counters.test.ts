@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { MongoClient, type Db } from 'mongodb';
 import { pino } from 'pino';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
+import { aClickRecord } from '../helpers/click-builders.ts';
 import type { ClickRecord } from '../../src/clicks/click-record.ts';
 import { ClickStore, type DestinationCount } from '../../src/clicks/click.store.ts';
 import { RotatorCounters } from '../../src/clicks/counters.ts';
@@ -100,5 +101,43 @@ describe('rotator counters snapshot (MongoDB protocol, controlled clock)', () =>
     clock += 61_000;
     await c.refresh();
     expect(c.counts('lnk_old', 'a').total, 'not in the new snapshot').to.equal(0);
+  });
+});
+
+describe('raw click insert of a large batch (MongoDB protocol)', () => {
+  let mongo: TestMongo;
+  let client: MongoClient;
+
+  before(async () => {
+    mongo = await startTestMongo();
+    client = new MongoClient(mongo.uri);
+    await client.connect();
+  });
+
+  after(async () => {
+    await client.close();
+    await mongo.stop();
+  });
+
+  it('written a thousand at a time, returns exactly the new clicks and the uncounted duplicates, wherever they fall', async () => {
+    const db = client.db(`${mongo.dbName}_insert`);
+    const store = new ClickStore(db);
+    await store.ensureIndexes();
+    const click = (i: number) => aClickRecord(`clk_big${i}`, { workspace_id: 'ws_big' });
+    // Stored before: some counted, some not (a worker died before counting them), in every chunk of the batch below.
+    const before = [5, 999, 1000, 1001, 1998, 2400].map(click);
+    await store.insert(before);
+    await store.markCounted(before.filter((_, k) => k % 2 === 0));
+    const batch = Array.from({ length: 2500 }, (_, i) => click(i));
+    // The same id twice in one batch (a retried publish outside JetStream's window) is counted once.
+    batch.push(click(1500));
+    const returned = (await store.insert(batch)).map((r) => r.id);
+    const uncounted = new Set(['clk_big999', 'clk_big1001', 'clk_big2400']);
+    const counted = new Set(['clk_big5', 'clk_big1000', 'clk_big1998']);
+    expect(returned).to.have.length(2500 - counted.size);
+    expect(new Set(returned).size).to.equal(returned.length);
+    for (const id of counted) expect(returned).not.to.include(id);
+    for (const id of uncounted) expect(returned).to.include(id);
+    expect(await db.collection('clicks').countDocuments({ workspace_id: 'ws_big' })).to.equal(2500);
   });
 });
