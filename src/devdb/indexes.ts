@@ -183,8 +183,12 @@ export class Index {
   }
 
   add(id: string, view: Doc): void {
-    this.keysOf(id, view, (key) => this.tree.set(key, undefined));
+    this.keysOf(id, view, this.put);
   }
+
+  private readonly put = (key: Key): void => {
+    this.tree.set(key, undefined);
+  };
 
   /** Hands each of a document's keys to `take` (and notes when the index becomes multikey). */
   keysOf(id: string, view: Doc, take: (key: Key) => void): void {
