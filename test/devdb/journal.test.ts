@@ -7,7 +7,10 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { serialize } from 'bson';
 import { MongoClient } from 'mongodb';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { Catalog } from '../../src/devdb/catalog.ts';
 import { startDevDb } from '../../src/devdb/index.ts';
+import { Persistence } from '../../src/devdb/persistence.ts';
 import { accepts, freePort, ROOT } from '../helpers/processes.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -213,6 +216,42 @@ describe('devdb journal', function () {
     } finally {
       await reader.close();
       await again.stop();
+    }
+  });
+
+  it('keeps every write committed while a compaction writes and flushes the new journal, its last turn included', async () => {
+    const journal = new Persistence(dir, () => {}, { compactMinBytes: 1024 ** 3 });
+    const catalog = new Catalog((change) => journal.record(change));
+    journal.load(catalog);
+    const coll = catalog.create('t', 'c');
+    for (let i = 0; i < 3000; i++) coll.insert({ _id: `early${i}`, pad: 'p'.repeat(300) });
+    journal.commit();
+    let finished = false;
+    const done = journal.compact().then(() => (finished = true));
+    // A write in every turn until the compaction is over: some land while the snapshot is written, some while it is
+    // flushed, and one in the turn that switches files.
+    let late = 0;
+    while (!finished) {
+      coll.insert({ _id: `late${late++}` });
+      journal.commit();
+      await nextTurn();
+    }
+    await done;
+    coll.insert({ _id: 'after' });
+    journal.commit();
+    journal.close();
+    expect(journal.stats().compactions).to.equal(1);
+    expect(late).to.be.greaterThan(3);
+
+    const again = new Persistence(dir, () => {});
+    const reloaded = new Catalog((change) => again.record(change));
+    again.load(reloaded);
+    try {
+      const ids = new Set(reloaded.get('t', 'c')!.docs.keys());
+      expect(ids.size).to.equal(3000 + late + 1);
+      for (let i = 0; i < late; i++) expect(ids.has(JSON.stringify(`late${i}`)), `late${i}`).to.equal(true);
+    } finally {
+      again.close();
     }
   });
 
