@@ -7,13 +7,13 @@
 // and the session's id, sealed with the server's secret. It opens for one minute and for its own session only (the
 // session cookie is still required and checked again, with the membership, by the /v1 gate), and only for the
 // paths files are downloaded from. A link met on another site cannot be forged, and on its own it opens nothing.
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Next } from 'koa';
 import type { ApiContext } from '../http/context.ts';
 import { route, type RouteSpec } from '../http/route-table.ts';
 import { DateTime, StringEnum, closed } from '../platform/schema.ts';
 import { NoSessionError, NotFoundError } from '../platform/errors.ts';
+import { seal, unseal } from '../platform/sealed.ts';
 import type { AuthService } from './auth.service.ts';
 import { signedInOf } from './auth.routes.ts';
 import { ContextQuery } from './auth.schemas.ts';
@@ -58,29 +58,14 @@ export class DownloadTickets {
 
   issue(sessionId: string, request: DownloadRequest, now = Date.now()): { ticket: string; expires: number } {
     const ticket: Ticket = { s: sessionId, c: request.context, p: request.path, q: request.query, e: now + TICKET_TTL_MS };
-    const payload = Buffer.from(JSON.stringify(ticket)).toString('base64url');
-    return { ticket: `${payload}.${this.mac(payload)}`, expires: ticket.e };
+    return { ticket: seal(this.secretKey, 'download', ticket), expires: ticket.e };
   }
 
   /** The ticket's request, when it is one this server sealed, still open, for this session; else null. */
   open(value: string, sessionId: string, now = Date.now()): Ticket | null {
-    const [payload, mac, extra] = value.split('.');
-    if (!payload || !mac || extra !== undefined) return null;
-    const expected = Buffer.from(this.mac(payload));
-    const given = Buffer.from(mac);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
-    let ticket: Ticket | null;
-    try {
-      ticket = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Ticket | null;
-    } catch {
-      return null;
-    }
+    const ticket = unseal(this.secretKey, 'download', value) as Ticket | null;
     if (typeof ticket !== 'object' || ticket === null || ticket.s !== sessionId || !(ticket.e > now) || !Object.hasOwn(DOWNLOADABLE, ticket.p)) return null;
     return ticket;
-  }
-
-  private mac(payload: string): string {
-    return createHmac('sha256', this.secretKey).update(`download:${payload}`).digest('base64url');
   }
 }
 

@@ -1,6 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
 import { UpstreamError } from '../platform/errors.ts';
+import { seal, unseal } from '../platform/sealed.ts';
 
 export interface OidcSettings {
   issuer: string;
@@ -101,26 +101,12 @@ export class OidcClient {
   }
 
   seal(pending: PendingSignIn): string {
-    const payload = Buffer.from(JSON.stringify(pending)).toString('base64url');
-    return `${payload}.${this.mac(payload)}`;
+    return seal(this.settings.secretKey, 'oidc', pending);
   }
 
   unseal(value: string | undefined): PendingSignIn | null {
-    if (!value) return null;
-    const [payload, mac] = value.split('.');
-    if (!payload || !mac) return null;
-    const expected = Buffer.from(this.mac(payload));
-    const given = Buffer.from(mac);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
-    try {
-      const parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as PendingSignIn;
-      return typeof parsed.state === 'string' && typeof parsed.nonce === 'string' && typeof parsed.verifier === 'string' && typeof parsed.expires === 'number' ? parsed : null;
-    } catch {
-      return null;
-    }
-  }
-
-  private mac(payload: string): string {
-    return createHmac('sha256', this.settings.secretKey).update(`oidc:${payload}`).digest('base64url');
+    const parsed = unseal(this.settings.secretKey, 'oidc', value) as Partial<PendingSignIn> | null;
+    if (typeof parsed !== 'object' || parsed === null) return null;
+    return typeof parsed.state === 'string' && typeof parsed.nonce === 'string' && typeof parsed.verifier === 'string' && typeof parsed.expires === 'number' ? (parsed as PendingSignIn) : null;
   }
 }

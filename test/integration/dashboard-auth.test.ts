@@ -7,6 +7,7 @@ import { Browser, Users, expectError } from '../helpers/users.ts';
 import type { WorkspaceDoc } from '../../src/workspace/workspace.store.ts';
 import { toClickDoc } from '../../src/clicks/click.store.ts';
 import { DownloadTickets } from '../../src/users/downloads.ts';
+import { unseal } from '../../src/platform/sealed.ts';
 import { aClickRecord } from '../helpers/click-builders.ts';
 
 describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', function () {
@@ -407,6 +408,9 @@ describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', fu
       expect(new DownloadTickets('j'.repeat(32)).open(ticket, 'ses_1', 1_000_001)).to.equal(null);
       expect(tickets.open(`${ticket}.x`, 'ses_1', 1_000_001)).to.equal(null);
       expect(tickets.open('', 'ses_1', 1_000_001)).to.equal(null);
+      // Sealed for downloads, it opens for nothing else sealed with the same secret (a sign-in in progress).
+      expect(unseal('k'.repeat(32), 'download', ticket)).to.be.an('object');
+      expect(unseal('k'.repeat(32), 'oidc', ticket)).to.equal(null);
     });
   });
 });
