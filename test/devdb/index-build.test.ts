@@ -4,12 +4,12 @@ import path from 'node:path';
 import { expect } from 'chai';
 // devdb's own bson: the documents here go to a collection directly, not over the wire.
 import { ObjectId } from 'bson';
-import { MongoClient, MongoServerError } from 'mongodb';
+import { MongoServerError } from 'mongodb';
 import { Collection } from '../../src/devdb/collection.ts';
-import { startDevDb } from '../../src/devdb/index.ts';
 import type { IndexSpec } from '../../src/devdb/indexes.ts';
 import type { Doc } from '../../src/devdb/values.ts';
 import { pick, seeded } from '../helpers/analytics-clicks.ts';
+import { startHarness, type Harness } from './harness.ts';
 
 const SPECS: IndexSpec[] = [
   { name: 'ws_time', key: { ws: 1, ts: -1 } },
@@ -100,40 +100,30 @@ describe('devdb indexes built at once after a replay', () => {
       [{ flag: true, level: { $gt: 3 } }, { ws: 1 }],
       [{ code: { $gte: 'c5' } }, { code: 1 }],
     ];
-    const answers = async (uri: string) => {
-      const client = await MongoClient.connect(uri);
-      try {
-        const c = client.db('t').collection('c');
-        return await Promise.all(queries.map(([filter, sort]) => c.find(filter).sort({ ...sort, _id: 1 }).toArray()));
-      } finally {
-        await client.close();
-      }
+    const answers = (h: Harness) => {
+      const c = h.client.db('t').collection('c');
+      return Promise.all(queries.map(([filter, sort]) => c.find(filter).sort({ ...sort, _id: 1 }).toArray()));
     };
-    let db = await startDevDb({ port: 0, dataDir: dir });
+    let h = await startHarness({ dataDir: dir });
     let before;
     try {
-      const client = await MongoClient.connect(db.uri);
-      const c = client.db('t').collection('c');
-      await c.createIndexes(SPECS.map(({ name, ...rest }) => ({ name, ...rest })) as never);
-      await c.insertMany(docs.filter((d) => !(d._id instanceof ObjectId)) as never[], { ordered: false }).catch(() => undefined);
+      const c = h.client.db('t').collection('c');
+      await c.createIndexes(SPECS as never);
+      await c.insertMany(docs.filter((d) => !(d._id instanceof ObjectId)));
       await c.deleteMany({ n: 0 });
-      await client.close();
-      before = await answers(db.uri);
+      before = await answers(h);
     } finally {
-      await db.stop();
+      await h.stop();
     }
-    db = await startDevDb({ port: 0, dataDir: dir });
+    h = await startHarness({ dataDir: dir });
     try {
-      expect(await answers(db.uri)).to.deep.equal(before);
+      expect(await answers(h)).to.deep.equal(before);
       expect(before.every((list) => list.length > 0)).to.equal(true);
-      const client = await MongoClient.connect(db.uri);
-      const c = client.db('t').collection('c');
-      const error = await c.insertOne({ _id: 'dup' as never, code: before[5]![0]!.code }).catch((e: unknown) => e);
+      const error = await h.client.db('t').collection('c').insertOne({ _id: 'dup' as never, code: before[5]![0]!.code }).catch((e: unknown) => e);
       expect(error).to.be.instanceOf(MongoServerError);
       expect((error as MongoServerError).code).to.equal(11000);
-      await client.close();
     } finally {
-      await db.stop();
+      await h.stop();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
