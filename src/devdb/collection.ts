@@ -125,6 +125,8 @@ export interface OrderedEntries {
 /** What both a committed collection and a transaction's overlay offer to the commands. */
 export interface DocSet {
   readonly ns: string;
+  /** Documents held, when known without counting them (a committed collection). */
+  readonly size?: number;
   get(id: string): Entry | undefined;
   candidates(filter: Doc | undefined): Iterable<Entry>;
   /** Candidates already in `sort`'s order, walking an index, or undefined when no index gives that order. */

@@ -58,6 +58,27 @@ function matcherOf(filter: Doc | undefined): ((e: Entry) => boolean) | undefined
 }
 
 /**
+ * How many entries match, after `skip` and within `limit`: a count needs neither the entries nor their order, so
+ * nothing is collected (counting a collection of millions every few hundred milliseconds built an array of millions
+ * each time), and an empty filter over a committed collection is its size.
+ */
+export function countEntries(docs: DocSet | undefined, filter: Doc | undefined, opts: Omit<QueryOptions, 'sort'> = {}): number {
+  if (!docs) return 0;
+  const skip = opts.skip ?? 0;
+  const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+  const check = matcherOf(filter);
+  let n = 0;
+  if (!check && docs.size !== undefined) n = docs.size;
+  else {
+    for (const e of docs.candidates(filter)) {
+      if (check && !check(e)) continue;
+      if (++n >= skip + limit) break;
+    }
+  }
+  return Math.max(0, Math.min(n - skip, limit));
+}
+
+/**
  * Matching entries, sorted, skipped and limited. A sort that an index gives walks that index and stops at the
  * limit, as MongoDB does; otherwise the matches are sorted, keeping only the best skip + limit as it goes.
  */

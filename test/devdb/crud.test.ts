@@ -92,6 +92,44 @@ describe('devdb CRUD through the driver', () => {
     expect(await coll.countDocuments({ n: 10 })).to.equal(1);
   });
 
+  it('counts without reading documents: filters, skip and limit, the count command, and a transaction\'s own writes', async () => {
+    const coll = h.db.collection('counting');
+    await coll.createIndex({ g: 1 });
+    await coll.insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i as never, g: i % 4, odd: i % 2 === 1 })));
+    expect(await coll.countDocuments()).to.equal(100);
+    expect(await coll.countDocuments({}, { skip: 95 })).to.equal(5);
+    expect(await coll.countDocuments({}, { skip: 120 })).to.equal(0);
+    expect(await coll.countDocuments({}, { limit: 7 })).to.equal(7);
+    expect(await coll.countDocuments({}, { skip: 98, limit: 7 })).to.equal(2);
+    // Through the index on g, and on the decoded documents.
+    expect(await coll.countDocuments({ g: 1 })).to.equal(25);
+    expect(await coll.countDocuments({ g: { $in: [1, 2] } }, { skip: 10, limit: 30 })).to.equal(30);
+    expect(await coll.countDocuments({ g: { $in: [1, 2] } }, { skip: 45, limit: 30 })).to.equal(5);
+    expect(await coll.countDocuments({ odd: true, g: { $gte: 2 } })).to.equal(25);
+    expect(await coll.countDocuments({ g: 9 })).to.equal(0);
+    // The count command (legacy count, estimatedDocumentCount).
+    expect(await coll.estimatedDocumentCount()).to.equal(100);
+    expect((await h.db.command({ count: 'counting', query: { g: 3 }, skip: 20 })).n).to.equal(5);
+    expect((await h.db.command({ count: 'counting', limit: -3 })).n).to.equal(3);
+    expect((await h.db.command({ count: 'no_such_collection' })).n).to.equal(0);
+    // Inside a transaction: its inserts and deletes count, and nobody else sees them before the commit.
+    const session = h.client.startSession();
+    try {
+      session.startTransaction();
+      await coll.insertMany([{ _id: 100 as never, g: 1 }, { _id: 101 as never, g: 1 }], { session });
+      await coll.deleteOne({ _id: 0 as never }, { session });
+      expect(await coll.countDocuments({}, { session })).to.equal(101);
+      expect(await coll.countDocuments({ g: 1 }, { session })).to.equal(27);
+      expect(await coll.countDocuments({ g: 0 }, { session })).to.equal(24);
+      expect(await coll.countDocuments()).to.equal(100);
+      await session.commitTransaction();
+    } finally {
+      await session.endSession();
+    }
+    expect(await coll.countDocuments()).to.equal(101);
+    expect(await coll.countDocuments({ g: 1 })).to.equal(27);
+  });
+
   it('reports writeErrors for ordered and unordered inserts', async () => {
     const coll = h.db.collection('ordered');
     await coll.insertOne({ _id: 2 as never });

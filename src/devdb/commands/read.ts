@@ -2,7 +2,7 @@
 import { CommandError } from '../errors.ts';
 import { project, runPipeline } from '../engine.ts';
 import { EMPTY_ARRAY, pathValues } from '../paths.ts';
-import { queryEntries, type QueryOptions } from '../query.ts';
+import { countEntries, queryEntries, type QueryOptions } from '../query.ts';
 import type { Result } from '../cursors.ts';
 import { compareValues, decodeView, isPlainObject, keyOf, promote, toNumber, type Doc } from '../values.ts';
 import { projectRaw, rawProjection } from '../raw-read.ts';
@@ -60,10 +60,10 @@ function killCursors(ctx: CommandContext): Doc {
 function count(ctx: CommandContext): Doc {
   const coll = collectionName(ctx, 'count');
   const { cmd } = ctx;
-  const n = queryEntries(readable(ctx, coll), optionalDoc(cmd.query, 'query'), {
+  const n = countEntries(readable(ctx, coll), optionalDoc(cmd.query, 'query'), {
     skip: cmd.skip === undefined ? 0 : toNumber(cmd.skip),
     limit: cmd.limit === undefined ? 0 : Math.abs(toNumber(cmd.limit)),
-  }).length;
+  });
   return { n, ok: 1 };
 }
 
@@ -123,17 +123,20 @@ function aggregate(ctx: CommandContext): Doc {
   for (const s of stages) if ('$out' in s || '$merge' in s) throw new CommandError('BadValue', '$out and $merge are not supported by devdb');
   const cursorOpts = optionalDoc(cmd.cursor, 'cursor') ?? {};
   const { filter, opts, rest } = splitPipeline(stages);
-  const entries = queryEntries(readable(ctx, coll), filter, opts);
   let out: Result[];
   const group = countOnlyGroup(rest);
   if (group) {
     out = [];
-    if (entries.length > 0) {
+    const n = countEntries(readable(ctx, coll), filter, opts);
+    if (n > 0) {
       const doc: Doc = { _id: group._id ?? null };
-      for (const k of Object.keys(group)) if (k !== '_id') doc[k] = entries.length;
+      for (const k of Object.keys(group)) if (k !== '_id') doc[k] = n;
       out.push(doc);
     }
-  } else if (rest.length === 0) {
+    return { cursor: ctx.state.cursors.start(`${ctx.db}.${coll}`, out, cursorOpts.batchSize), ok: 1 };
+  }
+  const entries = queryEntries(readable(ctx, coll), filter, opts);
+  if (rest.length === 0) {
     out = entries.map((e) => new RawDoc(e.raw));
   } else {
     // Fresh decodes: the pipeline may change the documents it is given.
