@@ -23,7 +23,7 @@ export interface Config {
   /** Log bytes held while stdout is not being read; beyond, lines are dropped and counted. */
   readonly logBufferMaxBytes: number;
   readonly mongo: { readonly uri: string | null; readonly db: string };
-  readonly devdb: { readonly port: number; readonly dataDir: string | null };
+  readonly devdb: { readonly port: number; readonly dataDir: string | null; readonly youngGenerationMb: number };
   readonly nats: { readonly url: string; readonly prefix: string; readonly duplicateWindowMs: number };
   readonly bodyLimitBytes: number;
   /** How long a client may take to send a whole request before it is answered 408. */
@@ -307,6 +307,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
     devdb: {
       port: r.int('DEVDB_PORT', 27017, 0, PORT_MAX),
       dataDir: r.optional('DEVDB_DATA_DIR') ?? (process === 'all-in-one' ? '.data/devdb' : null),
+      youngGenerationMb: r.int('DEVDB_YOUNG_GENERATION_MB', 256, 16, 4096),
     },
     nats: {
       url: r.url('NATS_URL', 'nats://127.0.0.1:4222', ['nats:', 'tls:']),

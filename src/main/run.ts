@@ -38,6 +38,7 @@ async function main(): Promise<void> {
     // On a thread of its own: database work never holds up the redirect and API event loops.
     devdb = await startDevDbThread({
       port: config.devdb.port,
+      youngGenerationMb: config.devdb.youngGenerationMb,
       ...(config.devdb.dataDir ? { dataDir: config.devdb.dataDir } : {}),
       log: (msg, fields) => console.error(`linkplane: ${msg}`, fields ? JSON.stringify(fields) : ''),
     });

@@ -21,6 +21,9 @@ describe('config', () => {
     expect(config).to.deep.include({ apiPort: 8080, redirectPort: 8081, host: '127.0.0.1', env: 'development' });
     expect(config.mongo.uri).to.equal(null);
     expect(config.devdb.dataDir).to.equal('.data/devdb');
+    expect(config.devdb.youngGenerationMb).to.equal(256);
+    expect(loadConfig('all-in-one', { DEVDB_YOUNG_GENERATION_MB: '64' }).devdb.youngGenerationMb).to.equal(64);
+    expect(() => loadConfig('all-in-one', { DEVDB_YOUNG_GENERATION_MB: '4' })).to.throw(ConfigError, /DEVDB_YOUNG_GENERATION_MB/);
     expect(config.nats.url).to.equal('nats://127.0.0.1:4222');
     expect(config.rateLimit).to.deep.equal({ workspacePerMinute: 600, partnerPerMinute: 1200 });
     expect(config.docsBaseUrl).to.equal('http://localhost:8080/docs');
