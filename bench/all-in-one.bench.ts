@@ -43,7 +43,15 @@ interface AllInOne {
 /** Starts `node src/main/run.ts all-in-one` as `make run` does, on the given ports and data folder. */
 async function startAllInOne(env: Record<string, string>, apiPort: number): Promise<AllInOne> {
   const started = performance.now();
-  const child = track(spawn(process.execPath, ['src/main/run.ts', 'all-in-one'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  // BENCH_AIO_NODE_ARGS: flags for the all-in-one's Node.js (e.g. `--trace-gc`); BENCH_AIO_LOG: a file that
+  // receives everything it prints.
+  const args = (process.env.BENCH_AIO_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = track(spawn(process.execPath, [...args, 'src/main/run.ts', 'all-in-one'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const log = process.env.BENCH_AIO_LOG ? fs.createWriteStream(process.env.BENCH_AIO_LOG, { flags: 'a' }) : null;
+  if (log) {
+    child.stdout.pipe(log, { end: false });
+    child.stderr.pipe(log, { end: false });
+  }
   let out = '';
   // Only the start-up banner is kept; the access log is read and dropped so the pipe never fills.
   child.stdout.on('data', (d: Buffer) => {
