@@ -109,6 +109,13 @@ export function nameOf(src: Uint8Array, at: number, nameEnd: number): string {
   return decoder.decode(src.subarray(at + 1, nameEnd));
 }
 
+/** Whether the element at `at`, whose name ends at `nameEnd`, is named `name` (UTF-8): compared without decoding. */
+export function nameIs(src: Uint8Array, at: number, nameEnd: number, name: Uint8Array): boolean {
+  if (nameEnd - at - 1 !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (src[at + 1 + i] !== name[i]) return false;
+  return true;
+}
+
 /**
  * Calls `visit` with each element of the document at `start`, in order: its type, where it starts, where its name
  * ends (its value starts one byte later) and where it ends. Stops when `visit` answers false. Answers false when it

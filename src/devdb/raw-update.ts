@@ -9,7 +9,7 @@
 // number, overlapping paths, `_id`. New fields are appended to their document in the order the update names them,
 // as the general path does.
 
-import { eachElement, nameOf, scratch, viewOf, type Out } from './bson-walk.ts';
+import { eachElement, nameIs, nameOf, scratch, viewOf, type Out } from './bson-walk.ts';
 import { isPlainObject, type Doc } from './values.ts';
 
 /** The result of a raw update: the new bytes and the top-level fields it changed (for index maintenance). */
@@ -136,6 +136,18 @@ export function incRaw(raw: Uint8Array, inc: Record<string, unknown>): RawUpdate
   return { raw: out.bytes.slice(0, out.length), modified: changed.any || missingAny(tree), fields: new Set(tree.keys()) };
 }
 
+const utf8 = new TextEncoder();
+/** Field names as UTF-8, kept: updates set the same few flags again and again. */
+const encodedNames = new Map<string, Uint8Array>();
+function utf8Of(name: string): Uint8Array {
+  let bytes = encodedNames.get(name);
+  if (!bytes) {
+    bytes = utf8.encode(name);
+    if (encodedNames.size < 1024) encodedNames.set(name, bytes);
+  }
+  return bytes;
+}
+
 /** `$set` of top-level fields to booleans, applied to `raw`, or undefined for the general path. */
 export function setBooleansRaw(raw: Uint8Array, set: Record<string, unknown>): RawUpdate | undefined {
   const names = Object.keys(set);
@@ -144,10 +156,13 @@ export function setBooleansRaw(raw: Uint8Array, set: Record<string, unknown>): R
   const view = viewOf(raw);
   const end = view.getInt32(0, true) - 1;
   const wanted = new Map(names.map((n) => [n, set[n] as boolean]));
+  // Names compared as bytes: decoding each of a document's names to compare it was most of this function's time.
+  const encoded = names.map(utf8Of);
   const at = new Map<string, number>();
   const walked = eachElement(raw, view, 0, (type, start, nameEnd) => {
-    const name = nameOf(raw, start, nameEnd);
-    if (!wanted.has(name)) return true;
+    const i = encoded.findIndex((bytes) => nameIs(raw, start, nameEnd, bytes));
+    if (i < 0) return true;
+    const name = names[i]!;
     if (type !== BOOL || at.has(name)) return false;
     at.set(name, nameEnd + 1);
     return true;

@@ -97,6 +97,16 @@ describe('devdb raw updates (counters and flags changed in the stored bytes)', (
       expect(fast.modified, JSON.stringify(set)).to.equal(expected.modified);
     }
     for (const set of [{ s: true }, { counted: 1 }, { 'a.b': true }, { _id: true }]) expect(setBooleansRaw(raw, set), JSON.stringify(set)).to.equal(undefined);
+    // Names are compared as bytes: a name of the same length, a prefix, a longer name, and names beyond ASCII.
+    const named = encodeDoc({ _id: 'n', count: 1, counter: false, countedX: true, vérifié: false, 'ü': true });
+    for (const set of [{ counted: true }, { counte: true }, { counter: true }, { vérifié: true }, { verifie: true }, { ü: false, u: true }, { countedX: false, count_: true }]) {
+      const fast = setBooleansRaw(named, set)!;
+      const expected = general(named, { $set: set }) as { doc: Doc; modified: boolean };
+      expect(decodeDoc(fast.raw), JSON.stringify(set)).to.deep.equal(expected.doc);
+      expect(Buffer.from(fast.raw), JSON.stringify(set)).to.deep.equal(Buffer.from(encodeDoc(expected.doc)));
+      expect(fast.modified, JSON.stringify(set)).to.equal(expected.modified);
+    }
+    expect(setBooleansRaw(named, { count: true }), 'a number named as a flag').to.equal(undefined);
   });
 
   describe('through the server', () => {
