@@ -422,10 +422,10 @@ export class RollupWriter {
       let fresh: ClickRecord[] = [];
       await session.withTransaction(async () => {
         const ids = [...new Set(records.map((r) => r.id))];
-        const pending = await this.clicks
-          .find({ _id: { $in: ids }, rolled_up: { $in: [false, null] } }, { projection: { _id: 1 }, session })
-          .toArray();
-        const open = new Set(pending.map((d) => d._id));
+        // Fetched by id alone and sorted out here: a filter on `rolled_up` too has the database decode every click
+        // to check it, where ids and a projection are read from the stored bytes.
+        const found = await this.clicks.find({ _id: { $in: ids } }, { projection: { _id: 1, rolled_up: 1 }, session }).toArray();
+        const open = new Set(found.filter((d) => d.rolled_up === false || d.rolled_up == null).map((d) => d._id));
         const seen = new Set<string>();
         fresh = records.filter((r) => open.has(r.id) && !seen.has(r.id) && (seen.add(r.id), true));
         if (fresh.length === 0) return;
