@@ -64,7 +64,7 @@ function matcherOf(filter: Doc | undefined): ((e: Entry) => boolean) | undefined
  */
 export function countEntries(docs: DocSet | undefined, filter: Doc | undefined, opts: Omit<QueryOptions, 'sort'> = {}): number {
   if (!docs) return 0;
-  const skip = opts.skip ?? 0;
+  const skip = Math.max(0, opts.skip ?? 0);
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
   const check = matcherOf(filter);
   let n = 0;
