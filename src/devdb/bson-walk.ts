@@ -109,7 +109,20 @@ export function nameOf(src: Uint8Array, at: number, nameEnd: number): string {
   return decoder.decode(src.subarray(at + 1, nameEnd));
 }
 
-/** Whether the element at `at`, whose name ends at `nameEnd`, is named `name` (UTF-8): compared without decoding. */
+/** Field names as UTF-8, kept: raw updates name the same few fields again and again. */
+const encodedNames = new Map<string, Uint8Array>();
+
+/** `name` as the UTF-8 bytes an element's name is stored as (for nameIs). */
+export function nameBytes(name: string): Uint8Array {
+  let bytes = encodedNames.get(name);
+  if (!bytes) {
+    bytes = encoder.encode(name);
+    if (encodedNames.size < 1024) encodedNames.set(name, bytes);
+  }
+  return bytes;
+}
+
+/** Whether the element at `at`, whose name ends at `nameEnd`, is named `name` (from nameBytes): compared without decoding. */
 export function nameIs(src: Uint8Array, at: number, nameEnd: number, name: Uint8Array): boolean {
   if (nameEnd - at - 1 !== name.length) return false;
   for (let i = 0; i < name.length; i++) if (src[at + 1 + i] !== name[i]) return false;

@@ -9,7 +9,7 @@
 // number, overlapping paths, `_id`. New fields are appended to their document in the order the update names them,
 // as the general path does.
 
-import { eachElement, nameIs, nameOf, scratch, viewOf, type Out } from './bson-walk.ts';
+import { eachElement, nameBytes, nameIs, nameOf, scratch, viewOf, type Out } from './bson-walk.ts';
 import { isPlainObject, type Doc } from './values.ts';
 
 /** The result of a raw update: the new bytes and the top-level fields it changed (for index maintenance). */
@@ -136,18 +136,6 @@ export function incRaw(raw: Uint8Array, inc: Record<string, unknown>): RawUpdate
   return { raw: out.bytes.slice(0, out.length), modified: changed.any || missingAny(tree), fields: new Set(tree.keys()) };
 }
 
-const utf8 = new TextEncoder();
-/** Field names as UTF-8, kept: updates set the same few flags again and again. */
-const encodedNames = new Map<string, Uint8Array>();
-function utf8Of(name: string): Uint8Array {
-  let bytes = encodedNames.get(name);
-  if (!bytes) {
-    bytes = utf8.encode(name);
-    if (encodedNames.size < 1024) encodedNames.set(name, bytes);
-  }
-  return bytes;
-}
-
 /** `$set` of top-level fields to booleans, applied to `raw`, or undefined for the general path. */
 export function setBooleansRaw(raw: Uint8Array, set: Record<string, unknown>): RawUpdate | undefined {
   const names = Object.keys(set);
@@ -155,25 +143,26 @@ export function setBooleansRaw(raw: Uint8Array, set: Record<string, unknown>): R
   for (const name of names) if (typeof set[name] !== 'boolean' || name === '' || name === '_id' || name.includes('.') || name.startsWith('$')) return undefined;
   const view = viewOf(raw);
   const end = view.getInt32(0, true) - 1;
-  const wanted = new Map(names.map((n) => [n, set[n] as boolean]));
   // Names compared as bytes: decoding each of a document's names to compare it was most of this function's time.
-  const encoded = names.map(utf8Of);
-  const at = new Map<string, number>();
+  const encoded = names.map(nameBytes);
+  /** Where each named field's value byte is in `raw`, -1 while not found. */
+  const at = names.map(() => -1);
   const walked = eachElement(raw, view, 0, (type, start, nameEnd) => {
     const i = encoded.findIndex((bytes) => nameIs(raw, start, nameEnd, bytes));
     if (i < 0) return true;
-    const name = names[i]!;
-    if (type !== BOOL || at.has(name)) return false;
-    at.set(name, nameEnd + 1);
+    if (type !== BOOL || at[i] !== -1) return false;
+    at[i] = nameEnd + 1;
     return true;
   });
   if (!walked) return undefined;
   let modified = false;
   const out = scratch.reset();
   out.copy(raw, 0, end);
-  for (const [name, value] of wanted) {
-    const offset = at.get(name);
-    if (offset === undefined) {
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    const value = set[name] as boolean;
+    const offset = at[i]!;
+    if (offset === -1) {
       out.byte(BOOL);
       out.cstring(name);
       out.byte(value ? 1 : 0);
