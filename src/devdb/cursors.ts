@@ -4,16 +4,19 @@ import { calculateObjectSize, Long } from 'bson';
 import { CommandError } from './errors.ts';
 import { toNumber, type Doc } from './values.ts';
 import { RawDoc } from './wire.ts';
+import { ProjectedDoc, batchArena } from './raw-read.ts';
 
 /** A result: a decoded document, or a stored one sent as its BSON. */
 export type Result = Doc | RawDoc;
+/** A result as a cursor holds it: also a stored document whose projection is cut when its batch is sent. */
+export type Pending = Result | ProjectedDoc;
 
 const MAX_BATCH_BYTES = 16 * 1024 * 1024 - 64 * 1024;
 const DEFAULT_FIRST_BATCH = 101;
 
 interface OpenCursor {
   ns: string;
-  docs: Result[];
+  docs: Pending[];
   pos: number;
   lastUsed: number;
 }
@@ -21,11 +24,18 @@ interface OpenCursor {
 export class Cursors {
   private readonly open = new Map<string, OpenCursor>();
 
-  private static take(c: { docs: Result[]; pos: number }, batchSize: number): Result[] {
+  private static take(c: { docs: Pending[]; pos: number }, batchSize: number): Result[] {
     const batch: Result[] = [];
     let bytes = 0;
+    // The previous batch was copied into its reply: its projected documents' memory is free again.
+    batchArena.reset();
     while (c.pos < c.docs.length && batch.length < batchSize) {
-      const doc = c.docs[c.pos]!;
+      const pending = c.docs[c.pos]!;
+      let doc: Result;
+      if (pending instanceof ProjectedDoc) {
+        const cut = pending.cutInto(batchArena);
+        doc = cut instanceof Uint8Array ? new RawDoc(cut) : cut;
+      } else doc = pending;
       bytes += doc instanceof RawDoc ? doc.bytes.length : calculateObjectSize(doc, { ignoreUndefined: true });
       if (batch.length > 0 && bytes > MAX_BATCH_BYTES) break;
       batch.push(doc);
@@ -40,7 +50,7 @@ export class Cursors {
   }
 
   /** The `cursor` reply of find/aggregate/list*: first batch, and an id when more remain. */
-  start(ns: string, docs: Result[], batchSize: unknown, singleBatch = false): Doc {
+  start(ns: string, docs: Pending[], batchSize: unknown, singleBatch = false): Doc {
     const size = batchSize === undefined || batchSize === null ? DEFAULT_FIRST_BATCH : toNumber(batchSize);
     const state = { docs, pos: 0 };
     const firstBatch = Cursors.take(state, size > 0 ? size : size === 0 && batchSize !== undefined ? 0 : DEFAULT_FIRST_BATCH);

@@ -74,13 +74,72 @@ function keep(src: Uint8Array, view: DataView, start: number, paths: Paths, id: 
 
 /** The stored document `raw` with only what `projection` keeps, or undefined for the general path. */
 export function projectRaw(raw: Uint8Array, projection: RawProjection): Uint8Array | undefined {
-  const view = viewOf(raw);
-  const out = scratch.reset();
-  if (!keep(raw, view, 0, projection.paths, projection.id, out)) return undefined;
-  // Sent once, then dropped: small results share Node's buffer pool instead of an ArrayBuffer each.
+  const out = cut(raw, projection);
+  if (!out) return undefined;
   const result = Buffer.allocUnsafe(out.length);
   result.set(out.bytes.subarray(0, out.length));
   return result;
+}
+
+/** The projection of `raw` in the scratch output, or undefined for the general path. */
+function cut(raw: Uint8Array, projection: RawProjection): Out | undefined {
+  const out = scratch.reset();
+  return keep(raw, viewOf(raw), 0, projection.paths, projection.id, out) ? out : undefined;
+}
+
+/**
+ * Memory for the projected documents of one reply, used again for the next: a projected document lives only until
+ * its batch is copied into the reply, which happens before the next batch is cut.
+ */
+export class BatchArena {
+  private chunk = new Uint8Array(256 * 1024);
+  private used = 0;
+
+  /** Starts a batch: what the previous one placed is overwritten from here on. */
+  reset(): void {
+    this.used = 0;
+  }
+
+  place(out: Out): Uint8Array {
+    const n = out.length;
+    if (this.used + n > this.chunk.length) {
+      // What this batch placed stays in the old chunk, alive while it is referenced; later batches use the larger one.
+      this.chunk = new Uint8Array(Math.max(this.chunk.length * 2, n));
+      this.used = 0;
+    }
+    const placed = this.chunk.subarray(this.used, this.used + n);
+    placed.set(out.bytes.subarray(0, n));
+    this.used += n;
+    return placed;
+  }
+}
+
+/** The arena of the batch being cut (batches are cut and copied into their reply one at a time). */
+export const batchArena = new BatchArena();
+
+/**
+ * A stored document to send with only the fields of an inclusion projection, cut from its bytes when its batch is
+ * sent. Cut when the query ran, a read of a thousand 16 KB sketches allocated 16 MB outside the JavaScript heap, and
+ * every few such reads made V8 collect a heap holding every stored document: a 500 ms pause behind one analytics
+ * query in twenty at millions of clicks.
+ */
+export class ProjectedDoc {
+  readonly raw: Uint8Array;
+  private readonly projection: RawProjection;
+  /** The projection by the general path, for a document the raw cut cannot do exactly (arrays on a path). */
+  private readonly general: () => Doc;
+
+  constructor(raw: Uint8Array, projection: RawProjection, general: () => Doc) {
+    this.raw = raw;
+    this.projection = projection;
+    this.general = general;
+  }
+
+  /** The projected bytes, placed in `arena` (valid until its next reset), or the document projected by the general path. */
+  cutInto(arena: BatchArena): Uint8Array | Doc {
+    const out = cut(this.raw, this.projection);
+    return out ? arena.place(out) : this.general();
+  }
 }
 
 /** A stored document's `_id` when it is a string, read from its bytes; undefined when it is anything else. */

@@ -138,11 +138,14 @@ export class RawDoc {
   }
 }
 
-/** Whether a reply holds raw documents where cursors put them (reply.cursor.firstBatch[i]): checks that deep only. */
+/**
+ * Whether a reply holds raw documents where cursors put them (reply.cursor.firstBatch[i]): checks that deep only. A
+ * batch may mix them with decoded documents (a projection the stored bytes cannot answer for some documents).
+ */
 function holdsRaw(v: unknown, depth: number): boolean {
   if (v instanceof RawDoc) return true;
   if (depth === 0) return false;
-  if (Array.isArray(v)) return v.length > 0 && holdsRaw(v[0], depth - 1);
+  if (Array.isArray(v)) return v.some((item) => holdsRaw(item, depth - 1));
   if (isPlainObject(v)) {
     for (const k in v) if (holdsRaw(v[k], depth - 1)) return true;
   }

@@ -95,5 +95,33 @@ describe('devdb raw reads (projections and key filters answered from the stored 
       ]);
       expect(await coll.find({ _id: { $in: ['a', 'd'] } }, { projection: { r: 1, _id: 0 } }).toArray()).to.deep.equal([{ r: 'x' }, { r: 'z' }]);
     });
+
+    it('cut projected documents batch by batch into reused memory, two cursors interleaved, raw cuts and general projections mixed', async () => {
+      const coll = h.db.collection<Doc & { _id: number }>('raw_read_batches');
+      const rand = seeded(11);
+      const docs: Array<Doc & { _id: number }> = [];
+      for (let i = 0; i < 400; i++) {
+        // Sketch-sized blobs: a batch outgrows the first chunk of the batch memory, so it grows while batches are cut.
+        const blob = Buffer.alloc(1 + Math.floor(rand() * 20_000), i % 251);
+        // Every seventh document has an array on a projected path: the general path projects it.
+        docs.push({ _id: i, n: i, blob: new Binary(blob), s: { a: i % 7 === 0 ? [{ x: i }, { y: 1 }] : { x: i, y: 1 }, b: 'dropped' }, other: 'dropped' });
+      }
+      await coll.insertMany(docs);
+      // Blobs compared by their bytes (the driver hands back its own Binary).
+      const plain = (d: Doc) => ({ ...d, blob: Buffer.from((d.blob as Binary).buffer).toString('base64') });
+      const expected = docs.map((d) => plain({ _id: d._id, blob: d.blob, s: { a: Array.isArray((d.s as Doc).a) ? [{ x: d._id }, {}] : { x: d._id } } }));
+      const projection = { blob: 1, 's.a.x': 1 };
+      const first = coll.find({}, { projection, batchSize: 37 }).sort({ _id: 1 });
+      const second = coll.find({ n: { $gte: 200 } }, { projection, batchSize: 23 }).sort({ _id: -1 });
+      const seen: { first: Doc[]; second: Doc[] } = { first: [], second: [] };
+      for (;;) {
+        const [a, b] = [await first.next(), await second.next()];
+        if (a) seen.first.push(plain(a));
+        if (b) seen.second.push(plain(b));
+        if (!a && !b) break;
+      }
+      expect(seen.first).to.deep.equal(expected);
+      expect(seen.second).to.deep.equal(expected.slice(200).reverse());
+    });
   });
 });

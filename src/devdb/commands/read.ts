@@ -3,9 +3,9 @@ import { CommandError } from '../errors.ts';
 import { project, runPipeline } from '../engine.ts';
 import { EMPTY_ARRAY, pathValues } from '../paths.ts';
 import { countEntries, queryEntries, type QueryOptions } from '../query.ts';
-import type { Result } from '../cursors.ts';
+import type { Pending, Result } from '../cursors.ts';
 import { compareValues, decodeView, isPlainObject, keyOf, promote, toNumber, type Doc } from '../values.ts';
-import { projectRaw, rawProjection } from '../raw-read.ts';
+import { ProjectedDoc, rawProjection } from '../raw-read.ts';
 import { RawDoc } from '../wire.ts';
 import { collectionName, optionalDoc, readable, type CommandContext, type Handler } from './context.ts';
 
@@ -25,23 +25,12 @@ function find(ctx: CommandContext): Doc {
   });
   const projection = optionalDoc(cmd.projection, 'projection');
   // Without a projection the stored bytes are the answer: no decoding, no encoding. A list of fields to keep is cut
-  // out of them (raw-read.ts); other projections decode the documents.
-  let docs: Result[] | undefined;
+  // out of them as each batch is sent (raw-read.ts); other projections decode the documents.
+  let docs: Pending[];
   if (!projection || Object.keys(projection).length === 0) docs = entries.map((e) => new RawDoc(e.raw));
   else {
     const fields = rawProjection(projection);
-    if (fields) {
-      docs = [];
-      for (const e of entries) {
-        const bytes = projectRaw(e.raw, fields);
-        if (!bytes) {
-          docs = undefined;
-          break;
-        }
-        docs.push(new RawDoc(bytes));
-      }
-    }
-    docs ??= project(entries.map((e) => e.doc), projection);
+    docs = fields ? entries.map((e) => new ProjectedDoc(e.raw, fields, () => project([e.doc], projection)[0]!)) : project(entries.map((e) => e.doc), projection);
   }
   return { cursor: ctx.state.cursors.start(`${ctx.db}.${coll}`, docs, cmd.batchSize, singleBatch), ok: 1 };
 }
