@@ -120,8 +120,8 @@ export const batchArena = new BatchArena();
 /**
  * A stored document to send with only the fields of an inclusion projection, cut from its bytes when its batch is
  * sent. Cut when the query ran, a read of a thousand 16 KB sketches allocated 16 MB outside the JavaScript heap, and
- * every few such reads made V8 collect a heap holding every stored document: a 500 ms pause behind one analytics
- * query in twenty at millions of clicks.
+ * such reads kept V8 collecting a heap holding every stored document: at 3 M clicks the analytics queries had a p50 of
+ * 45 ms and a p99 of 500 ms.
  */
 export class ProjectedDoc {
   readonly raw: Uint8Array;
