@@ -16,8 +16,8 @@ import { CELL_PRECISION, Hll, hashVisitor, registerOf } from './hll.ts';
 import { TOTAL, cellKey, cellValue, dimensionValues, isBot, type Dimension } from './dimensions.ts';
 import type { EdgeClickStore } from './edge-clicks.store.ts';
 import { fromClickDoc } from './raw-click.ts';
-import { addRevenue, type Revenue, type RollupDoc, type RollupStore } from './rollup.store.ts';
-import type { CellSketchParts } from './sketch.store.ts';
+import { addRevenue, type Cell, type Revenue } from './cells.ts';
+import type { RollupStore } from './rollup.store.ts';
 import { GRAIN_MS, HOUR_MS, DAY_MS, decompose, isoInZone, nextPeriod, periodStart, type Granularity, type Grain, type Run } from './time.ts';
 import { rangeView, resolve, type Resolved } from './query.ts';
 import {
@@ -59,15 +59,13 @@ class Acc {
   humanRegisters: number[] = [];
   botRegisters: number[] = [];
 
-  add(cell: { c?: number; b?: number; cv?: number; rev?: Revenue }, sketches: CellSketchParts | undefined): void {
-    this.c += cell.c ?? 0;
-    this.b += cell.b ?? 0;
-    this.cv += cell.cv ?? 0;
+  add(cell: Cell): void {
+    this.c += cell.c;
+    this.b += cell.b;
+    this.cv += cell.cv;
     addRevenue(this.rev, cell.rev);
-    if (sketches) {
-      for (const part of sketches.h) this.humans.push(part);
-      for (const part of sketches.b) this.bots.push(part);
-    }
+    if (cell.humans) this.humans.push(cell.humans);
+    if (cell.bots) this.bots.push(cell.bots);
   }
 
   /** A raw click of a dimension cell: its click once rolled up (as the rollups count it), its conversions in any case. */
@@ -312,16 +310,11 @@ export class AnalyticsService {
 
     if (filter === null && groupBy !== 'value' && (r.links !== null || groupBy === 'link')) {
       const keys = r.links ? new Set(r.links.map(cellKey)) : null;
-      const docs = this.o.rollups.read({ workspaceId: r.workspaces, links: null, dimension: 'link', runs: index.allRuns(), sketches: true, keys: keys ? [...keys] : undefined });
+      const docs = this.o.rollups.read({ workspaceId: r.workspaces, links: null, dimension: 'link', runs: index.allRuns(), keys: keys ? [...keys] : undefined });
       for await (const doc of docs) {
-        const bucket = index.find(doc.g, doc.t.getTime());
-        const cells = doc.v?.link;
-        if (bucket < 0 || !cells) continue;
-        const sketches = doc.s?.link;
-        for (const key in cells) {
-          if (keys && !keys.has(key)) continue;
-          accOf(bucket, groupBy === 'none' ? '' : groupBy === 'workspace' ? doc.w : cellValue(key)!).add(cells[key]!, sketches?.[key]);
-        }
+        const bucket = index.find(doc.g, doc.t);
+        if (bucket < 0) continue;
+        for (const cell of doc.cells) accOf(bucket, groupBy === 'none' ? '' : groupBy === 'workspace' ? doc.w : cellValue(cell.key)!).add(cell);
       }
       return out;
     }
@@ -332,16 +325,11 @@ export class AnalyticsService {
     const dim: Dimension | typeof TOTAL = filter ? filter.dim : groupBy === 'value' ? dimension! : TOTAL;
     const groupOf = (w: string, l: string, key: string): string => (groupBy === 'none' ? '' : groupBy === 'workspace' ? w : groupBy === 'link' ? l : key);
     const runs = index.allRuns();
-    const docs = this.o.rollups.read({ workspaceId: r.workspaces, links, dimension: dim, runs: linkLevel ? runs.filter((run) => run.grain === 'd') : runs, sketches: true });
+    const docs = this.o.rollups.read({ workspaceId: r.workspaces, links, dimension: dim, runs: linkLevel ? runs.filter((run) => run.grain === 'd') : runs, keys: filter ? [...filter.keys] : undefined });
     for await (const doc of docs) {
-      const bucket = index.find(doc.g, doc.t.getTime());
-      const cells = doc.v?.[dim];
-      if (bucket < 0 || !cells) continue;
-      const sketches = doc.s?.[dim];
-      for (const key in cells) {
-        if (filter && !filter.keys.has(key)) continue;
-        accOf(bucket, groupOf(doc.w, doc.l, key)).add(cells[key]!, sketches?.[key]);
-      }
+      const bucket = index.find(doc.g, doc.t);
+      if (bucket < 0) continue;
+      for (const cell of doc.cells) accOf(bucket, groupOf(doc.w, doc.l, cell.key)).add(cell);
     }
     if (!linkLevel || links === null || dim === TOTAL) return out;
 
@@ -417,5 +405,3 @@ export function timeBuckets(start: number, end: number, zone: string, granularit
   }
   return buckets;
 }
-
-export type { RollupDoc };

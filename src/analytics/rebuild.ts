@@ -4,9 +4,10 @@
 // rollups and marks its raw clicks as not rolled up: run that with the workers stopped, and know that clicks past
 // their raw retention can no longer be counted. The conversions and revenue a raw click carries (ConversionRollup
 // adds them to the click and to its cells together) go back into the emptied cells with the click itself.
-import type { Collection, Filter } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import type { ClickDoc } from '../clicks/click.store.ts';
-import type { RollupStore, RollupWriter } from './rollup.store.ts';
+import { SETTLE_AFTER_MS, type RollupStore, type RollupWriter } from './rollup.store.ts';
+import { migrateLegacyRollups } from './legacy-rollups.ts';
 import { fromClickDoc } from './raw-click.ts';
 
 export interface RebuildResult {
@@ -18,6 +19,7 @@ export interface RebuildResult {
 }
 
 export async function rebuildRollups(options: {
+  db: Db;
   clicks: Collection<ClickDoc>;
   store: RollupStore;
   writer: RollupWriter;
@@ -29,6 +31,8 @@ export async function rebuildRollups(options: {
   const { clicks, store, writer, workspaceId, full } = options;
   const scope: Filter<ClickDoc> = workspaceId === null ? {} : { workspace_id: workspaceId };
   let rollupsDeleted = 0;
+  // Rollups of the earlier layout first, so that a full rebuild deletes them too and a partial one adds to them.
+  await migrateLegacyRollups(options.db, store);
   if (full) {
     if (workspaceId === null) rollupsDeleted = await store.deleteAll();
     else rollupsDeleted = await store.deleteWorkspace(workspaceId);
@@ -37,25 +41,35 @@ export async function rebuildRollups(options: {
   const batchSize = options.batchSize ?? 1000;
   let scanned = 0;
   let rolledUp = 0;
-  for (;;) {
-    const page = await clicks
-      .find({ rolled_up: { $in: [false, null] }, ...scope })
-      .sort({ ts: 1 })
-      .limit(batchSize)
-      .toArray();
-    if (page.length === 0) break;
-    scanned += page.length;
-    const fresh = await writer.rollUp(page.map(fromClickDoc));
-    rolledUp += fresh.length;
-    // Without `full` the cells still hold every conversion (they were added whether or not the click was rolled up).
-    if (full) {
-      const rolled = new Set(fresh.map((click) => click.id));
-      for (const doc of page) {
-        if (!doc.conversions || !rolled.has(doc._id)) continue;
-        await store.addConversions(fromClickDoc(doc), doc.conversions, doc.revenue ?? {});
+  // One pass over the clicks not rolled up, a batch at a time (no index is kept on `rolled_up`: flipping it for every
+  // ingested click re-keyed one, which cost the ingestion more than this scan costs a rebuild).
+  const cursor = clicks.find({ rolled_up: { $in: [false, null] }, ...scope }, { batchSize });
+  try {
+    let page: ClickDoc[] = [];
+    const roll = async (): Promise<void> => {
+      scanned += page.length;
+      const fresh = await writer.rollUp(page.map(fromClickDoc));
+      rolledUp += fresh.length;
+      // Without `full` the cells still hold every conversion (they were added whether or not the click was rolled up).
+      if (full) {
+        const rolled = new Set(fresh.map((click) => click.id));
+        for (const doc of page) {
+          if (!doc.conversions || !rolled.has(doc._id)) continue;
+          await store.addConversions(fromClickDoc(doc), doc.conversions, doc.revenue ?? {});
+        }
       }
+      options.onProgress?.(rolledUp);
+      page = [];
+    };
+    for await (const doc of cursor) {
+      page.push(doc);
+      if (page.length >= batchSize) await roll();
     }
-    options.onProgress?.(rolledUp);
+    if (page.length > 0) await roll();
+  } finally {
+    await cursor.close();
   }
+  // The buckets rebuilt are over: one part each, as the worker's settling job would leave them.
+  await store.settle(new Date(Date.now() - SETTLE_AFTER_MS));
   return { workspace_id: workspaceId, full, rollups_deleted: rollupsDeleted, clicks_scanned: scanned, clicks_rolled_up: rolledUp };
 }

@@ -1,73 +1,69 @@
 // The analytics rollups: the clicks (all and bots), conversions and revenue of every dimension value, with a
-// HyperLogLog sketch of the human and of the bot visitors of each. Two families of documents hold them:
-//   workspace level, per UTC quarter-hour, hour and day, one document per (workspace, grain, bucket, group of
-//     dimensions): `l` is '', `d` the group ('_': the totals; 'small': the dimensions with few values; else one
-//     dimension with many values, `link` among them: the per-link totals);
-//   link level, per UTC day only, one document per (workspace, link, day) holding every dimension but `link` (the
-//     document's totals are that cell): `l` the link id, `d` '*'.
-// Cells sit at `v.<dimension>.<value key>` ({c, b, cv, rev: {<ISO currency>: minor units}}), `$inc`ed without being
-// read; the ingester writes a batch's increments in one transaction with the marking of its clicks, so each click is
-// counted once (see RollupWriter.rollUp). Their unique-visitor sketches are kept apart (sketch.store.ts): appended per
-// batch and merged every few batches after the transaction, because reading and rewriting every touched sketch per
-// batch made rollups cost most of ingestion. Documents written before that may still hold sketches at `s.<dimension>.<value key>` ({h, b});
-// reads take the union of both.
+// HyperLogLog sketch of the human and of the bot visitors of each, per UTC bucket. A rollup is named by
+// (workspace, link, grain, bucket, group):
+//   workspace level, per UTC quarter-hour, hour and day: `l` is '', `d` the group ('_': the totals; 'small': the
+//     dimensions with few values; else one dimension with many values, `link` among them: the per-link totals);
+//   link level, per UTC day only: `l` the link id, `d` '*', holding every dimension but `link` (its totals are the
+//     '_' cell).
+// A rollup is stored as parts (collection analytics_parts), each holding some of its clicks, one binary value of
+// packed cells per dimension (cells.ts): an ingested batch inserts one part per rollup it touches, and reads add the
+// parts up. Nothing on the ingestion path reads or rewrites stored figures: inserting a part is the whole write, in
+// the transaction that marks the batch's clicks rolled up, so each click is counted exactly once (RollupWriter).
+// Parts are merged in transactions that insert the merged part and delete the parts it replaces (so a part is never
+// counted twice, nor lost):
+//   - by the writer, every COMPACT_AFTER parts it wrote to a rollup, the small parts only (a part that outweighs the
+//     rest together is left alone), so a cell is rewritten a logarithmic number of times however long its bucket;
+//   - by the settling job (RollupSettler), once a bucket has ended (SETTLE_AFTER_MS): all its parts into one.
+// Reads take one snapshot of the parts (a snapshot session), so a merge committed meanwhile is seen wholly or not at all.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Binary, type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, type Document, type Filter, type MongoClient } from 'mongodb';
+import { Binary, type ClientSession, type Collection, type Db, type Filter, type MongoClient, type ObjectId } from 'mongodb';
 import type { ClickRecord } from '../clicks/click-record.ts';
 import type { ClickDoc } from '../clicks/click.store.ts';
-import { CELL_PRECISION, TOTAL_PRECISION, hashVisitor, registerOf, registersToBytes } from './hll.ts';
-import { SketchStore, addParts, type CellSketchParts, type CellSketches, type SketchPartDoc, type Sketches } from './sketch.store.ts';
+import { CELL_PRECISION, TOTAL_PRECISION, hashVisitor, registerOf } from './hll.ts';
+import { addCell, addRevenue, decodeCells, encodeCells, newCell, type Cell, type CellBuilder, type Revenue } from './cells.ts';
 import { DIMENSIONS, TOTAL, cellKey, dimensionValues, documentGroup, isBot, type Dimension } from './dimensions.ts';
 import { GRAIN_MS, bucketStart, type Grain, type Run } from './time.ts';
 
-export interface CellCounts {
-  /** Clicks, bots included. */
-  c: number;
-  /** Bot clicks. */
-  b: number;
-  /** Conversions attributed to clicks of the cell. */
-  cv: number;
-  /** Revenue of those conversions per ISO 4217 currency, in integer minor units (currencies never add up). */
-  rev?: Revenue;
+export { addRevenue, type Revenue } from './cells.ts';
+
+/** One stored part of a rollup. */
+export interface RollupPartDoc {
+  _id?: ObjectId;
+  /** The rollup (rollupId): its workspace, group, grain, bucket and link, in an order its index reads by range. */
+  r: string;
+  /** Bytes of the packed cells (merges take the small parts first). */
+  z: number;
+  /** When the bucket ends, until the part is settled (merged once the bucket is over); absent after. */
+  u?: Date;
+  /** Packed cells per dimension (cells.ts). */
+  c: Record<string, Binary>;
 }
 
-/** Integer minor units per ISO 4217 currency code, e.g. `{ EUR: 1250, USD: 300 }`. */
-export type Revenue = Record<string, number>;
-
-/** Adds `from` into `into`, currency by currency. */
-export function addRevenue(into: Revenue, from: Readonly<Revenue> | undefined): void {
-  if (!from) return;
-  for (const currency of Object.keys(from)) into[currency] = (into[currency] ?? 0) + from[currency]!;
-}
-
-export interface RollupDoc {
-  _id: string;
+/** What a rollup id names. */
+export interface RollupKey {
   w: string;
   /** '' at workspace level, else the link id. */
   l: string;
   g: Grain;
-  t: Date;
+  /** The bucket's start (ms). */
+  t: number;
   /** The group of dimensions at workspace level ('_' for the totals, see documentGroup), '*' at link level. */
   d: string;
-  v: Record<string, Record<string, CellCounts>>;
-  /** Sketches of documents written before they were kept apart (see sketch.store.ts); absent since. */
-  s?: Sketches;
 }
 
-/** A rollup document as read for a query: its counts, and every stored part of its cells' sketches. */
-export interface RollupView extends Omit<RollupDoc, 's' | '_id'> {
-  s?: Record<string, Record<string, CellSketchParts>>;
+/** The cells of one dimension of one stored part, as read for a query. */
+export interface RollupView extends RollupKey {
+  cells: Cell[];
 }
 
 export const LINK_LEVEL = '*';
 const GRAINS: readonly Grain[] = ['q', 'h', 'd'];
-// Link-level documents (every dimension of one link) exist per UTC day only: per quarter-hour and hour they held
+// Link-level rollups (every dimension of one link) exist per UTC day only: per quarter-hour and hour they held
 // about one document per click (a long tail of links gets a click or two per quarter-hour), which no database holds
 // at tens of millions of clicks. Per-link totals at every grain are the workspace-level `link` cells; the partial
 // days at the edges of a link-filtered breakdown are counted from raw clicks (see EdgeClickStore).
 const WORKSPACE_GRAINS = ['h', 'd'] as const;
-const LINK_GRAINS = ['d'] as const;
-/** Ids per query when rollup documents are read by id. */
+/** Rollup ids per query when parts are read by rollup id. */
 const ID_CHUNK = 5000;
 /**
  * A batch is worked out a slice at a time, giving the event loop a turn between slices: a batch of thousands of clicks
@@ -75,33 +71,51 @@ const ID_CHUNK = 5000;
  */
 const YIELD_CLICKS = 500;
 const YIELD_DOCUMENTS = 250;
-/** Upserts per bulk write: each is serialised at once, hundreds of counters apiece. */
-const WRITE_CHUNK = 250;
+/** Parts per insert: a write is serialised at once. */
+const WRITE_CHUNK = 200;
+/** Parts a process writes to a rollup before it merges the small ones. */
+export const COMPACT_AFTER = 8;
+/** Rollups per merging transaction. */
+const COMPACT_CHUNK = 200;
+/** A bucket's parts are merged into one this long after it ends (late clicks after that add a part, merged next time). */
+export const SETTLE_AFTER_MS = 5 * 60_000;
 
-function docId(w: string, l: string, g: Grain, t: number, d: string): string {
-  return `${w}|${l}|${g}|${t}|${d}`;
+/**
+ * `<workspace>|<group>|<grain>|<bucket ms, 13 digits>|<link>`: ordered so that the one index on it answers a workspace's
+ * parts (deletion), a group and grain over a time range (every link of a workspace, the first bucket), and one rollup.
+ * Workspace ids and groups hold no `|`; the link id is the rest.
+ */
+export function rollupId(w: string, l: string, g: Grain, t: number, d: string): string {
+  return `${w}|${d}|${g}|${String(t).padStart(13, '0')}|${l}`;
 }
 
-/** One cell's increments within a batch. */
-interface CellAcc {
-  dim: string;
-  key: string;
-  c: number;
-  b: number;
-  cv: number;
-  rev: Revenue;
-  /** Packed `index << 8 | rank` register updates of human and bot visitors. */
-  humans: number[];
-  bots: number[];
+/** The start of the ids of a workspace's group and grain (add a padded time to narrow it). */
+export function rollupPrefix(w: string, d: string, g: Grain): string {
+  return `${w}|${d}|${g}|`;
 }
 
+export function parseRollupId(r: string): RollupKey {
+  const a = r.indexOf('|');
+  const b = r.indexOf('|', a + 1);
+  const c = r.indexOf('|', b + 1);
+  const e = r.indexOf('|', c + 1);
+  if (a < 0 || b < 0 || c < 0 || e < 0) throw new RangeError(`not a rollup id: ${r}`);
+  return { w: r.slice(0, a), d: r.slice(a + 1, b), g: r.slice(b + 1, c) as Grain, t: Number(r.slice(c + 1, e)), l: r.slice(e + 1) };
+}
+
+const padded = (t: number) => String(t).padStart(13, '0');
+
+/** The cells of one rollup within a batch, per dimension. */
 interface DocAcc {
   w: string;
   l: string;
   g: Grain;
   t: number;
   d: string;
-  cells: Map<string, CellAcc>;
+  dims: Map<string, Map<string, CellBuilder>>;
+  /** An hour or day holding a single quarter-hour of the batch: its cells are that quarter-hour's, packed once. */
+  same?: DocAcc;
+  packed?: { c: Record<string, Binary>; z: number };
 }
 
 export interface Increment {
@@ -112,154 +126,321 @@ export interface Increment {
 
 const CLICK: Increment = { clicks: true, conversions: 0, revenue: {} };
 
-/** Builds a batch's increments per rollup document: quarter-hours first, hours and days summed from them. */
+/** Builds a batch's cells per rollup: workspace quarter-hours (hours and days summed from them), link days. */
 class BatchRollup {
   private readonly quarters = new Map<string, DocAcc>();
+  private readonly linkDays = new Map<string, DocAcc>();
+  /** The workspace-level quarter-hour rollups of the last click's (workspace, quarter), per group. */
+  private last: { w: string; t: number; groups: Map<string, DocAcc> } | null = null;
 
   add(click: ClickRecord, inc: Increment): void {
     const ms = Date.parse(click.ts);
     const t = bucketStart(ms, 'q');
+    const w = click.workspace_id;
     const bot = isBot(click.visitor.visitor_type);
-    const hash = inc.clicks ? hashVisitor(click.visitor.visitor_id) : null;
-    const total = hash ? registerOf(hash, TOTAL_PRECISION) : null;
-    const cell = hash ? registerOf(hash, CELL_PRECISION) : null;
-    const totalReg = total ? (total.index << 8) | total.rank : -1;
-    const cellReg = cell ? (cell.index << 8) | cell.rank : -1;
+    let totalReg = -1;
+    let cellReg = -1;
+    if (inc.clicks) {
+      const hash = hashVisitor(click.visitor.visitor_id);
+      const total = registerOf(hash, TOTAL_PRECISION);
+      const cell = registerOf(hash, CELL_PRECISION);
+      totalReg = (total.index << 8) | total.rank;
+      cellReg = (cell.index << 8) | cell.rank;
+    }
     const values = dimensionValues(click);
-    const linkDoc = this.doc(click.workspace_id, click.link_id, t, LINK_LEVEL);
-    this.count(this.doc(click.workspace_id, '', t, TOTAL), TOTAL, TOTAL, inc, bot, totalReg);
-    this.count(linkDoc, TOTAL, TOTAL, inc, bot, totalReg);
+    const groups = this.groupsOf(w, t);
+    const linkDay = this.linkDay(w, click.link_id, bucketStart(ms, 'd'));
+    count(this.group(groups, w, t, TOTAL), TOTAL, TOTAL, inc, bot, totalReg);
+    count(linkDay, TOTAL, TOTAL, inc, bot, totalReg);
     for (const dim of DIMENSIONS) {
       const key = cellKey(values[dim]);
-      this.count(this.doc(click.workspace_id, '', t, documentGroup(dim)), dim, key, inc, bot, cellReg);
-      // A link's document has no `link` cell: it would repeat the document's totals, and nothing reads it.
-      if (dim !== 'link') this.count(linkDoc, dim, key, inc, bot, cellReg);
+      count(this.group(groups, w, t, documentGroup(dim)), dim, key, inc, bot, cellReg);
+      // A link's rollup has no `link` cell: it would repeat its totals, and nothing reads it.
+      if (dim !== 'link') count(linkDay, dim, key, inc, bot, cellReg);
     }
   }
 
-  private doc(w: string, l: string, t: number, d: string): DocAcc {
-    const id = docId(w, l, 'q', t, d);
-    let doc = this.quarters.get(id);
-    if (!doc) this.quarters.set(id, (doc = { w, l, g: 'q', t, d, cells: new Map() }));
+  private groupsOf(w: string, t: number): Map<string, DocAcc> {
+    if (this.last && this.last.w === w && this.last.t === t) return this.last.groups;
+    const groups = new Map<string, DocAcc>();
+    this.last = { w, t, groups };
+    return groups;
+  }
+
+  private group(groups: Map<string, DocAcc>, w: string, t: number, d: string): DocAcc {
+    let doc = groups.get(d);
+    if (doc) return doc;
+    const id = rollupId(w, '', 'q', t, d);
+    doc = this.quarters.get(id);
+    if (!doc) this.quarters.set(id, (doc = { w, l: '', g: 'q', t, d, dims: new Map() }));
+    groups.set(d, doc);
     return doc;
   }
 
-  private count(doc: DocAcc, dim: string, key: string, inc: Increment, bot: boolean, reg: number): void {
-    const id = dim === TOTAL ? TOTAL : `${dim}\u0000${key}`;
-    let cell = doc.cells.get(id);
-    if (!cell) doc.cells.set(id, (cell = { dim, key, c: 0, b: 0, cv: 0, rev: {}, humans: [], bots: [] }));
-    if (inc.clicks) {
-      cell.c++;
-      if (bot) {
-        cell.b++;
-        cell.bots.push(reg);
-      } else cell.humans.push(reg);
-    }
-    cell.cv += inc.conversions;
-    addRevenue(cell.rev, inc.revenue);
+  private linkDay(w: string, l: string, t: number): DocAcc {
+    const id = rollupId(w, l, 'd', t, LINK_LEVEL);
+    let doc = this.linkDays.get(id);
+    if (!doc) this.linkDays.set(id, (doc = { w, l, g: 'd', t, d: LINK_LEVEL, dims: new Map() }));
+    return doc;
   }
 
-  /** Every document of the batch at each grain. */
+  /** Every rollup of the batch: the quarter-hours, the hours and days summed from them, the link days. */
   documents(): DocAcc[] {
     const out = new Map<string, DocAcc>();
+    const sources = new Map<string, { g: Grain; quarters: DocAcc[] }>();
     for (const q of this.quarters.values()) {
-      const linkLevel = q.l !== '';
-      if (!linkLevel) out.set(docId(q.w, q.l, 'q', q.t, q.d), q);
-      for (const g of linkLevel ? LINK_GRAINS : WORKSPACE_GRAINS) {
-        const t = bucketStart(q.t, g);
-        const id = docId(q.w, q.l, g, t, q.d);
-        let doc = out.get(id);
-        if (!doc) out.set(id, (doc = { w: q.w, l: q.l, g, t, d: q.d, cells: new Map() }));
-        for (const [cid, cell] of q.cells) {
-          const into = doc.cells.get(cid);
-          if (!into) doc.cells.set(cid, { ...cell, rev: { ...cell.rev }, humans: cell.humans, bots: cell.bots });
-          else {
-            into.c += cell.c;
-            into.b += cell.b;
-            into.cv += cell.cv;
-            addRevenue(into.rev, cell.rev);
-            into.humans = into.humans.concat(cell.humans);
-            into.bots = into.bots.concat(cell.bots);
+      out.set(rollupId(q.w, q.l, 'q', q.t, q.d), q);
+      for (const g of WORKSPACE_GRAINS) {
+        const id = rollupId(q.w, q.l, g, bucketStart(q.t, g), q.d);
+        const source = sources.get(id);
+        if (source) source.quarters.push(q);
+        else sources.set(id, { g, quarters: [q] });
+      }
+    }
+    for (const [id, { g, quarters }] of sources) {
+      const first = quarters[0]!;
+      const doc: DocAcc = { w: first.w, l: first.l, g, t: bucketStart(first.t, g), d: first.d, dims: new Map() };
+      out.set(id, doc);
+      // A batch usually spans a quarter-hour or two: most hours and days are one quarter-hour's cells.
+      if (quarters.length === 1) {
+        doc.same = first;
+        continue;
+      }
+      for (const q of quarters) {
+        for (const [dim, cells] of q.dims) {
+          let into = doc.dims.get(dim);
+          if (!into) doc.dims.set(dim, (into = new Map<string, CellBuilder>()));
+          for (const [key, cell] of cells) {
+            const target = into.get(key);
+            if (!target) into.set(key, copyCell(cell));
+            else sumInto(target, cell);
           }
         }
       }
     }
+    for (const [id, doc] of this.linkDays) out.set(id, doc);
     return [...out.values()];
   }
 }
 
+function count(doc: DocAcc, dim: string, key: string, inc: Increment, bot: boolean, reg: number): void {
+  let cells = doc.dims.get(dim);
+  if (!cells) doc.dims.set(dim, (cells = new Map<string, CellBuilder>()));
+  let cell = cells.get(key);
+  if (!cell) cells.set(key, (cell = newCell()));
+  if (inc.clicks) {
+    cell.c++;
+    if (bot) {
+      cell.b++;
+      (cell.botRegisters ??= []).push(reg);
+    } else (cell.humanRegisters ??= []).push(reg);
+  }
+  cell.cv += inc.conversions;
+  if (inc !== CLICK && Object.keys(inc.revenue).length > 0) addRevenue((cell.rev ??= {}), inc.revenue);
+}
+
+function copyCell(cell: CellBuilder): CellBuilder {
+  return {
+    ...newCell(),
+    c: cell.c,
+    b: cell.b,
+    cv: cell.cv,
+    rev: cell.rev ? { ...cell.rev } : null,
+    humanRegisters: cell.humanRegisters ? [...cell.humanRegisters] : null,
+    botRegisters: cell.botRegisters ? [...cell.botRegisters] : null,
+  };
+}
+
+function sumInto(into: CellBuilder, cell: CellBuilder): void {
+  into.c += cell.c;
+  into.b += cell.b;
+  into.cv += cell.cv;
+  if (cell.rev) addRevenue((into.rev ??= {}), cell.rev);
+  if (cell.humanRegisters) for (const r of cell.humanRegisters) (into.humanRegisters ??= []).push(r);
+  if (cell.botRegisters) for (const r of cell.botRegisters) (into.botRegisters ??= []).push(r);
+}
+
+/** The packed cells of each dimension, and their size. */
+export function packCells(dims: Map<string, Map<string, CellBuilder>>): { c: Record<string, Binary>; z: number } {
+  const c: Record<string, Binary> = {};
+  let z = 0;
+  for (const [dim, cells] of dims) {
+    const bytes = encodeCells(cells, dim === TOTAL ? TOTAL_PRECISION : CELL_PRECISION);
+    c[dim] = new Binary(bytes);
+    z += bytes.length;
+  }
+  return { c, z };
+}
+
+/** One part holding the cells of several parts of a rollup (counts summed, sketches united). */
+function mergeParts(parts: readonly RollupPartDoc[], settled: boolean): RollupPartDoc {
+  const dims = new Map<string, Map<string, CellBuilder>>();
+  for (const part of parts) {
+    for (const dim of Object.keys(part.c)) {
+      let cells = dims.get(dim);
+      if (!cells) dims.set(dim, (cells = new Map<string, CellBuilder>()));
+      for (const cell of decodeCells(part.c[dim]!.buffer)) {
+        let into = cells.get(cell.key);
+        if (!into) cells.set(cell.key, (into = newCell()));
+        addCell(into, cell);
+      }
+    }
+  }
+  const merged: RollupPartDoc = { r: parts[0]!.r, ...packCells(dims) };
+  // Merged before its bucket is settled: still to be settled (the parts' end of bucket).
+  const open = settled ? undefined : parts.find((part) => part.u)?.u;
+  if (open) merged.u = open;
+  return merged;
+}
+
+/**
+ * The parts worth merging among a rollup's: all but those that each outweigh every smaller part together (merged
+ * again only once the others have grown to half their size), so a cell is rewritten a logarithmic number of times.
+ */
+export function smallParts<T extends { z: number }>(parts: readonly T[]): T[] {
+  const sorted = [...parts].sort((a, b) => b.z - a.z);
+  let rest = sorted.reduce((sum, p) => sum + p.z, 0);
+  let i = 0;
+  while (i < sorted.length) {
+    rest -= sorted[i]!.z;
+    if (sorted[i]!.z <= 2 * rest) break;
+    i++;
+  }
+  return sorted.length - i >= 2 ? sorted.slice(i) : [];
+}
+
 export class RollupStore {
-  readonly rollups: Collection<RollupDoc>;
-  readonly sketches: SketchStore;
+  readonly parts: Collection<RollupPartDoc>;
+  private readonly client: MongoClient;
+  /** Parts this process wrote per rollup since it last merged them, and the rollups due for a merge. */
+  private readonly written = new Map<string, number>();
+  private readonly due = new Set<string>();
 
   constructor(db: Db) {
-    this.rollups = db.collection<RollupDoc>('analytics_rollups');
-    this.sketches = new SketchStore(db);
+    this.parts = db.collection<RollupPartDoc>('analytics_parts');
+    this.client = db.client;
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.rollups.createIndexes([
-      // Workspace-level reads (a dimension or the totals over time) and reads of chosen links.
-      { key: { w: 1, l: 1, d: 1, g: 1, t: 1 }, name: 'workspace_link_dimension_time' },
-      // Every link of a workspace over time (top links under a visitor filter).
-      { key: { w: 1, d: 1, g: 1, t: 1 }, name: 'workspace_dimension_time' },
+    await this.parts.createIndexes([
+      // A rollup's parts (every read that knows its rollups, and merges), and by range (see rollupId) every link of a
+      // workspace over time (top links under a visitor filter), the first bucket, deletions.
+      { key: { r: 1 }, name: 'rollup' },
+      // Parts of buckets not settled yet.
+      { key: { u: 1 }, name: 'unsettled', sparse: true },
     ]);
-    await this.sketches.ensureIndexes();
   }
 
   /**
-   * Adds clicks (or conversions) to the rollups: counts as `$inc` upserts, visitors as one sketch part per document.
-   * Pass the session of a transaction so the batch is counted entirely or not at all. Without one, the documents
-   * due for compaction are compacted before returning; with one, call `compactSketches` once it has committed.
+   * Adds clicks (or conversions) to the rollups: one part per rollup the batch touches. Pass the session of a
+   * transaction so the batch is counted entirely or not at all; then call `compactDue` once it has committed
+   * (without a session, it is called before returning). `parts`: the parts `build` worked out for these same clicks.
    */
-  async apply(clicks: readonly ClickRecord[], options: { session?: ClientSession; increment?: Increment } = {}): Promise<void> {
+  async apply(clicks: readonly ClickRecord[], options: { session?: ClientSession; increment?: Increment; parts?: readonly RollupPartDoc[] } = {}): Promise<void> {
     if (clicks.length === 0) return;
+    const parts = options.parts ?? (await this.build(clicks, options.increment));
+    for (let i = 0; i < parts.length; i += WRITE_CHUNK) await this.parts.insertMany(parts.slice(i, i + WRITE_CHUNK), { ordered: false, session: options.session });
+    for (const part of parts) {
+      const n = (this.written.get(part.r) ?? 0) + 1;
+      if (n >= COMPACT_AFTER) {
+        this.written.delete(part.r);
+        this.due.add(part.r);
+      } else this.written.set(part.r, n);
+    }
+    if (!options.session) await this.compactDue();
+  }
+
+  /** The parts adding the clicks (or their conversions) to the rollups, worked out a slice at a time; nothing is written. */
+  async build(clicks: readonly ClickRecord[], increment: Increment = CLICK): Promise<RollupPartDoc[]> {
     const batch = new BatchRollup();
-    const inc = options.increment ?? CLICK;
     for (let i = 0; i < clicks.length; i++) {
-      batch.add(clicks[i]!, inc);
+      batch.add(clicks[i]!, increment);
       if (i % YIELD_CLICKS === YIELD_CLICKS - 1) await nextTurn();
     }
-    const session = options.session;
-    const ops: AnyBulkWriteOperation<RollupDoc>[] = [];
-    const parts: SketchPartDoc[] = [];
+    const parts: RollupPartDoc[] = [];
     const documents = batch.documents();
     for (let i = 0; i < documents.length; i++) {
       const doc = documents[i]!;
       if (i % YIELD_DOCUMENTS === YIELD_DOCUMENTS - 1) await nextTurn();
-      const _id = docId(doc.w, doc.l, doc.g, doc.t, doc.d);
-      const $inc: Record<string, number> = {};
-      const sketches: Sketches = {};
-      let visitors = false;
-      for (const cell of doc.cells.values()) {
-        const base = `v.${cell.dim}.${cell.key}`;
-        // Only what changes: a missing counter reads as 0.
-        if (cell.c !== 0) $inc[`${base}.c`] = cell.c;
-        if (cell.b !== 0) $inc[`${base}.b`] = cell.b;
-        if (cell.cv !== 0) $inc[`${base}.cv`] = cell.cv;
-        for (const currency of Object.keys(cell.rev)) if (cell.rev[currency] !== 0) $inc[`${base}.rev.${currency}`] = cell.rev[currency]!;
-        if (cell.humans.length + cell.bots.length === 0) continue;
-        const precision = cell.dim === TOTAL ? TOTAL_PRECISION : CELL_PRECISION;
-        const sketch: CellSketches = {};
-        if (cell.humans.length > 0) sketch.h = new Binary(registersToBytes(cell.humans, precision));
-        if (cell.bots.length > 0) sketch.b = new Binary(registersToBytes(cell.bots, precision));
-        (sketches[cell.dim] ??= {})[cell.key] = sketch;
-        visitors = true;
-      }
-      const update: Document = { $setOnInsert: { w: doc.w, l: doc.l, g: doc.g, t: new Date(doc.t), d: doc.d } };
-      if (Object.keys($inc).length > 0) update.$inc = $inc;
-      ops.push({ updateOne: { filter: { _id }, update, upsert: true } });
-      if (visitors) parts.push({ r: _id, s: sketches });
+      const source = doc.same ?? doc;
+      const packed = (source.packed ??= packCells(source.dims));
+      parts.push({ r: rollupId(doc.w, doc.l, doc.g, doc.t, doc.d), c: packed.c, z: packed.z, u: new Date(doc.t + GRAIN_MS[doc.g]) });
     }
-    // Bounded bulk writes: a batch over many links may touch thousands of documents.
-    for (let i = 0; i < ops.length; i += WRITE_CHUNK) await this.rollups.bulkWrite(ops.slice(i, i + WRITE_CHUNK), { ordered: false, session });
-    await this.sketches.insert(parts, session);
-    if (!session) await this.sketches.compactDue();
+    return parts;
   }
 
-  /** Merges the sketch parts of the documents that received many (after the transaction that wrote them). */
-  compactSketches(): Promise<void> {
-    return this.sketches.compactDue();
+  /** Merges the small parts of the rollups this process wrote COMPACT_AFTER parts to (after the transaction that wrote them). */
+  async compactDue(): Promise<void> {
+    if (this.due.size === 0) return;
+    const ids = [...this.due];
+    this.due.clear();
+    await this.compact(ids, false);
+  }
+
+  /**
+   * Merges parts of the given rollups, each chunk in a transaction: `settle` merges all of a rollup's parts into one
+   * settled part, else only its small ones (smallParts). A chunk another process merged meanwhile is left to it.
+   */
+  async compact(ids: readonly string[], settle: boolean): Promise<void> {
+    for (let i = 0; i < ids.length; i += COMPACT_CHUNK) {
+      const chunk = ids.slice(i, i + COMPACT_CHUNK);
+      const session = this.client.startSession();
+      try {
+        await session.withTransaction(() => this.compactChunk(chunk, settle, session));
+      } catch (error) {
+        if (!(error instanceof MergedMeanwhile)) throw error;
+      } finally {
+        await session.endSession();
+      }
+      await nextTurn();
+    }
+  }
+
+  private async compactChunk(ids: readonly string[], settle: boolean, session: ClientSession): Promise<void> {
+    const heads = await this.parts.find({ r: { $in: [...ids] } }, { projection: { _id: 1, r: 1, z: 1, u: 1 }, session }).toArray();
+    const byRollup = new Map<string, Array<Pick<RollupPartDoc, '_id' | 'r' | 'z' | 'u'>>>();
+    for (const head of heads) {
+      const list = byRollup.get(head.r);
+      if (list) list.push(head);
+      else byRollup.set(head.r, [head]);
+    }
+    const merging: ObjectId[] = [];
+    const unsettle: ObjectId[] = [];
+    for (const list of byRollup.values()) {
+      if (settle && list.length === 1) {
+        if (list[0]!.u) unsettle.push(list[0]!._id!);
+        continue;
+      }
+      for (const part of settle ? list : smallParts(list)) merging.push(part._id!);
+    }
+    if (unsettle.length > 0) await this.parts.updateMany({ _id: { $in: unsettle } }, { $unset: { u: '' } }, { session });
+    if (merging.length === 0) return;
+    const byId = new Map<string, RollupPartDoc[]>();
+    for (const part of await this.parts.find({ _id: { $in: merging } }, { session }).toArray()) {
+      const list = byId.get(part.r);
+      if (list) list.push(part);
+      else byId.set(part.r, [part]);
+    }
+    const merged: RollupPartDoc[] = [];
+    let n = 0;
+    for (const list of byId.values()) {
+      merged.push(mergeParts(list, settle));
+      // Dense sketches take a while to merge: the thread gets a turn every few dozen rollups.
+      if (++n % 50 === 0) await nextTurn();
+    }
+    for (let i = 0; i < merged.length; i += WRITE_CHUNK) await this.parts.insertMany(merged.slice(i, i + WRITE_CHUNK), { ordered: false, session });
+    const deleted = await this.parts.deleteMany({ _id: { $in: merging } }, { session });
+    if (deleted.deletedCount !== merging.length) throw new MergedMeanwhile();
+  }
+
+  /** Merges the parts of every bucket that ended before `before` into one each; answers how many rollups were settled. */
+  async settle(before: Date): Promise<number> {
+    const ids = new Set<string>();
+    for await (const part of this.parts.find({ u: { $lt: before } }, { projection: { _id: 0, r: 1 } })) ids.add(part.r);
+    await this.compact([...ids], true);
+    // What this process counted for those rollups is moot now.
+    for (const id of ids) this.written.delete(id);
+    return ids.size;
   }
 
   /**
@@ -272,108 +453,94 @@ export class RollupStore {
   }
 
   /**
-   * Rollup documents of a workspace (or of a set of workspaces: a partner's clients) for the given runs of buckets,
-   * level and dimension, with the fields asked. Each document names its workspace (`w`).
+   * The cells of one dimension in the stored parts of a workspace's rollups (or of a set of workspaces': a partner's
+   * clients) for the given runs of buckets and level, one view per part. Each view names its workspace (`w`).
    */
   async *read(query: {
     workspaceId: string | readonly string[];
-    /** null: workspace level; an array: those links; 'all-links': every link-level document. */
+    /** null: workspace level; an array: those links; 'all-links': every link-level rollup. */
     links: readonly string[] | null | 'all-links';
     dimension: Dimension | typeof TOTAL;
     runs: readonly Run[];
-    sketches: boolean;
-    /** Only these cells of the dimension (their keys), when few; else all. */
+    /** Only these cells of the dimension (their keys); else all. */
     keys?: readonly string[];
   }): AsyncGenerator<RollupView> {
     const { workspaceId, links, dimension, runs } = query;
     if (Array.isArray(links) && links.length === 0) return;
     if (typeof workspaceId !== 'string' && workspaceId.length === 0) return;
     const workspaces: string[] = typeof workspaceId === 'string' ? [workspaceId] : [...workspaceId];
-    let projection: Document | undefined = { w: 1, l: 1, g: 1, t: 1 };
-    // A few chosen cells (links of a link filter) are projected one by one: a document may hold thousands.
-    const cells = query.keys && query.keys.length <= 64 ? query.keys.map((k) => `${dimension}.${k}`) : [dimension];
-    for (const cell of cells) {
-      projection[`v.${cell}`] = 1;
-      if (query.sketches) projection[`s.${cell}`] = 1;
-    }
-    // The totals' documents hold the totals cell alone: the whole document is what a projection would keep.
-    if (dimension === TOTAL && links === null && query.sketches) projection = undefined;
-    const sketchPaths = query.sketches ? cells : null;
-    if (links === 'all-links') {
-      // Links unknown beforehand: every link-level document of each run, through the (w, d, g, t) index.
-      const w = workspaces.length === 1 ? workspaces[0]! : { $in: workspaces };
-      let chunk: RollupDoc[] = [];
-      for (const run of mergeRuns(runs)) {
-        const filter: Filter<RollupDoc> = { w, d: LINK_LEVEL, g: run.grain, t: { $gte: new Date(run.from), $lt: new Date(run.to) } };
-        for await (const doc of this.rollups.find(filter, { projection })) {
-          chunk.push(doc);
-          if (chunk.length >= ID_CHUNK) {
-            yield* await this.withSketches(chunk, sketchPaths);
-            chunk = [];
+    const projection = { _id: 0, r: 1, [`c.${dimension}`]: 1 };
+    const keys = query.keys ? new Set(query.keys) : null;
+    const view = (part: RollupPartDoc): RollupView => {
+      const bytes = part.c?.[dimension];
+      return { ...parseRollupId(part.r), cells: bytes ? decodeCells(bytes.buffer, keys) : [] };
+    };
+    // One snapshot for every query of this read: a merge commits its part and its deletions together.
+    const session = this.client.startSession({ snapshot: true });
+    try {
+      if (links === 'all-links') {
+        // Links unknown beforehand: every link-level part of each run, a range of rollup ids per workspace.
+        for (const run of mergeRuns(runs)) {
+          for (const w of workspaces) {
+            const prefix = rollupPrefix(w, LINK_LEVEL, run.grain);
+            const filter: Filter<RollupPartDoc> = { r: { $gte: prefix + padded(run.from), $lt: prefix + padded(run.to) } };
+            for await (const part of this.parts.find(filter, { projection, session })) yield view(part);
           }
         }
+        return;
       }
-      if (chunk.length > 0) yield* await this.withSketches(chunk, sketchPaths);
-      return;
-    }
-    // Every other read knows the documents it wants: their ids are (workspace, link, grain, bucket, group), so they
-    // are fetched by id, a lookup each, in one query per few thousand, instead of one ranged query per run (a
-    // 90-day range in Kolkata is 180 runs, and each walked every document of its group and grain).
-    const d = links === null ? documentGroup(dimension) : LINK_LEVEL;
-    const ls: readonly string[] = links === null ? [''] : links;
-    let ids: string[] = [];
-    for (const run of mergeRuns(runs)) {
-      const step = GRAIN_MS[run.grain];
-      for (let t = run.from; t < run.to; t += step) for (const w of workspaces) for (const l of ls) ids.push(docId(w, l, run.grain, t, d));
-      if (ids.length >= ID_CHUNK) {
-        yield* this.byIds(ids, projection, sketchPaths);
-        ids = [];
+      // Every other read knows the rollups it wants: their ids are (workspace, link, grain, bucket, group), so their
+      // parts are fetched by id, in one query per few thousand rollups, instead of one ranged query per run (a
+      // 90-day range in Kolkata is 180 runs).
+      const d = links === null ? documentGroup(dimension) : LINK_LEVEL;
+      const ls: readonly string[] = links === null ? [''] : links;
+      let ids: string[] = [];
+      for (const run of mergeRuns(runs)) {
+        const step = GRAIN_MS[run.grain];
+        for (let t = run.from; t < run.to; t += step) {
+          for (const w of workspaces) for (const l of ls) ids.push(rollupId(w, l, run.grain, t, d));
+          if (ids.length < ID_CHUNK) continue;
+          for await (const part of this.parts.find({ r: { $in: ids } }, { projection, session })) yield view(part);
+          ids = [];
+        }
       }
+      if (ids.length > 0) for await (const part of this.parts.find({ r: { $in: ids } }, { projection, session })) yield view(part);
+    } finally {
+      await session.endSession();
     }
-    if (ids.length > 0) yield* this.byIds(ids, projection, sketchPaths);
-  }
-
-  private async *byIds(ids: readonly string[], projection: Document | undefined, sketchPaths: readonly string[] | null): AsyncGenerator<RollupView> {
-    for (let i = 0; i < ids.length; i += ID_CHUNK) {
-      const filter: Filter<RollupDoc> = { _id: { $in: ids.slice(i, i + ID_CHUNK) } };
-      yield* await this.withSketches(await this.rollups.find(filter, projection ? { projection } : {}).toArray(), sketchPaths);
-    }
-  }
-
-  /**
-   * The documents with the parts of their sketches (null paths: counts only). The parts are read after the counts:
-   * a compaction in between leaves the union the same, and a part written in between only adds visitors of clicks
-   * that are newer than the counts.
-   */
-  private async withSketches(docs: readonly RollupDoc[], paths: readonly string[] | null): Promise<RollupView[]> {
-    const parts = paths && docs.length > 0 ? await this.sketches.read(docs.map((doc) => doc._id), paths) : null;
-    return docs.map(({ _id, s, ...rest }) => {
-      const view: RollupView = rest;
-      if (!paths) return view;
-      const cells = parts?.get(_id) ?? {};
-      addParts(cells, s);
-      view.s = cells;
-      return view;
-    });
   }
 
   /** Earliest bucket holding clicks of the workspace, or of any of a set of workspaces (for interval=all), or null. */
   async firstBucket(workspaceId: string | readonly string[]): Promise<Date | null> {
     if (typeof workspaceId !== 'string' && workspaceId.length === 0) return null;
-    const w = typeof workspaceId === 'string' ? workspaceId : { $in: [...workspaceId] };
-    const doc = await this.rollups.find({ w, l: '', d: TOTAL, g: 'd' }, { projection: { t: 1 } }).sort({ t: 1 }).limit(1).next();
-    return doc?.t ?? null;
+    let first: number | null = null;
+    for (const w of typeof workspaceId === 'string' ? [workspaceId] : workspaceId) {
+      // The workspace's daily totals, first bucket first (the range of their ids, see rollupId).
+      const prefix = rollupPrefix(w, TOTAL, 'd');
+      const doc = await this.parts.find({ r: { $gte: prefix, $lt: `${prefix}~` } }, { projection: { _id: 0, r: 1 } }).sort({ r: 1 }).limit(1).next();
+      if (doc) first = Math.min(first ?? Infinity, parseRollupId(doc.r).t);
+    }
+    return first === null ? null : new Date(first);
   }
 
+  /** Deletes a workspace's rollups; answers how many parts were deleted. */
   async deleteWorkspace(workspaceId: string): Promise<number> {
-    await this.sketches.deleteWorkspace(workspaceId);
-    return (await this.rollups.deleteMany({ w: workspaceId })).deletedCount;
+    // `|` (0x7C) ends the workspace id in a rollup id; `}` (0x7D) is the next code point.
+    return (await this.parts.deleteMany({ r: { $gte: `${workspaceId}|`, $lt: `${workspaceId}}` } })).deletedCount;
   }
 
-  /** Every rollup document and sketch of every workspace (a full rebuild of all workspaces). */
+  /** Every rollup of every workspace (a full rebuild of all workspaces). */
   async deleteAll(): Promise<number> {
-    await this.sketches.deleteAll();
-    return (await this.rollups.deleteMany({})).deletedCount;
+    this.written.clear();
+    this.due.clear();
+    return (await this.parts.deleteMany({})).deletedCount;
+  }
+}
+
+/** A merge found some of its parts gone: another process merged them first. */
+class MergedMeanwhile extends Error {
+  constructor() {
+    super('rollup parts merged by another process meanwhile');
   }
 }
 
@@ -397,52 +564,118 @@ export function mergeRuns(runs: readonly Run[]): Run[] {
   return out;
 }
 
-/** Marks raw clicks as rolled up; with the rollup increments in one transaction it makes counting exactly-once. */
+/** Marks raw clicks as rolled up; with the rollup parts in one transaction it makes counting exactly-once. */
 export class RollupWriter {
   private readonly client: MongoClient;
   private readonly store: RollupStore;
   private readonly clicks: Collection<ClickDoc>;
+  private readonly onError: (error: unknown) => void;
+  /** The parts of the clicks arriving (see `arriving`), worked out while their raw clicks are written. */
+  private prepared: { clicks: readonly ClickRecord[]; parts: Promise<RollupPartDoc[]> } | null = null;
+  /** The merge of parts running after a batch, if any: one at a time, off the ingestion's path. */
+  private compacting: Promise<void> | null = null;
 
-  constructor(options: { client: MongoClient; store: RollupStore; clicks: Collection<ClickDoc> }) {
+  constructor(options: { client: MongoClient; store: RollupStore; clicks: Collection<ClickDoc>; onError?: (error: unknown) => void }) {
     this.client = options.client;
     this.store = options.store;
     this.clicks = options.clicks;
+    this.onError = options.onError ?? (() => undefined);
   }
 
   /**
    * In one transaction: takes the clicks of the batch not yet rolled up, marks them rolled up and adds them to the
    * rollups. A redelivered batch finds its clicks marked and adds nothing; a worker dying mid-batch commits nothing,
    * and the redelivery rolls the whole batch up. (Counting only the clicks whose raw insert was new would lose the
-   * clicks of a worker that died between the insert and the increments.) Returns the clicks rolled up now.
+   * clicks of a worker that died between the insert and the rollup.) Returns the clicks rolled up now. The small
+   * parts due for a merge are merged after it, in the background (see `idle`).
    */
   async rollUp(records: readonly ClickRecord[]): Promise<ClickRecord[]> {
     if (records.length === 0) return [];
+    const prepared = this.prepared;
+    this.prepared = null;
+    let fresh: ClickRecord[];
+    try {
+      fresh = await this.rollUpOnce(records, prepared, false);
+    } catch (error) {
+      if (!(error instanceof SomeRolledUp)) throw error;
+      fresh = await this.rollUpOnce(records, prepared, true);
+    }
+    if (fresh.length > 0 && !this.compacting) {
+      this.compacting = this.store
+        .compactDue()
+        .catch(this.onError)
+        .finally(() => (this.compacting = null));
+    }
+    return fresh;
+  }
+
+  /**
+   * The transaction of rollUp. Usually every click of the batch is new to the rollups, and marking them all says so
+   * (every one modified) without reading them first; when some were not (a redelivery), the marking is rolled back
+   * with the transaction (SomeRolledUp) and `sorting` reads which clicks are still to count.
+   */
+  private async rollUpOnce(records: readonly ClickRecord[], prepared: RollupWriter['prepared'], sorting: boolean): Promise<ClickRecord[]> {
     const session = this.client.startSession();
     try {
       let fresh: ClickRecord[] = [];
       await session.withTransaction(async () => {
-        const ids = [...new Set(records.map((r) => r.id))];
-        // Fetched by id alone and sorted out here: a filter on `rolled_up` too has the database decode every click
-        // to check it, where ids and a projection are read from the stored bytes.
-        const found = await this.clicks.find({ _id: { $in: ids } }, { projection: { _id: 1, rolled_up: 1 }, session }).toArray();
-        const open = new Set(found.filter((d) => d.rolled_up === false || d.rolled_up == null).map((d) => d._id));
         const seen = new Set<string>();
-        fresh = records.filter((r) => open.has(r.id) && !seen.has(r.id) && (seen.add(r.id), true));
-        if (fresh.length === 0) return;
-        await this.clicks.updateMany({ _id: { $in: [...open] } }, { $set: { rolled_up: true } }, { session });
-        await this.store.apply(fresh, { session });
+        const unique = records.filter((r) => !seen.has(r.id) && (seen.add(r.id), true));
+        const ids = unique.map((r) => r.id);
+        if (sorting) {
+          // Fetched by id alone and sorted out here: a filter on `rolled_up` too has the database decode every click
+          // to check it, where ids and a projection are read from the stored bytes.
+          const found = await this.clicks.find({ _id: { $in: ids } }, { projection: { _id: 1, rolled_up: 1 }, session }).toArray();
+          const open = new Set(found.filter((d) => d.rolled_up === false || d.rolled_up == null).map((d) => d._id));
+          fresh = unique.filter((r) => open.has(r.id));
+          if (fresh.length === 0) return;
+          await this.clicks.updateMany({ _id: { $in: [...open] } }, { $set: { rolled_up: true } }, { session });
+        } else {
+          const marked = await this.clicks.updateMany({ _id: { $in: ids } }, { $set: { rolled_up: true } }, { session });
+          if (marked.modifiedCount !== ids.length) throw new SomeRolledUp();
+          fresh = unique;
+        }
+        // Usually the batch as it arrived: its parts are ready.
+        const parts = prepared && sameClicks(prepared.clicks, fresh) ? await prepared.parts : undefined;
+        await this.store.apply(fresh, { session, parts });
       });
-      if (fresh.length > 0) await this.store.compactSketches();
       return fresh;
     } finally {
       await session.endSession();
     }
   }
 
+  /** Resolves once no merge started by `rollUp` is running. */
+  async idle(): Promise<void> {
+    while (this.compacting) await this.compacting;
+  }
+
+  /** The click-ingester hook (ClickIngestorOptions.arriving): the parts are worked out while the raw clicks are written. */
+  readonly arriving = (records: readonly ClickRecord[]): void => {
+    const parts = this.store.build(records);
+    // A failure is thrown where the parts are awaited (rollUp), or not at all when another slice replaced them.
+    parts.catch(() => undefined);
+    this.prepared = { clicks: records, parts };
+  };
+
   /** The click-ingester hook (ClickIngestorOptions.counting). */
   readonly afterCount = async (counted: readonly ClickRecord[]): Promise<void> => {
     await this.rollUp(counted);
   };
+}
+
+/** Some clicks of a batch were rolled up already, or are gone: the batch is sorted out click by click. */
+class SomeRolledUp extends Error {
+  constructor() {
+    super('some clicks of the batch were rolled up already');
+  }
+}
+
+/** The same clicks in the same order. */
+function sameClicks(a: readonly ClickRecord[], b: readonly ClickRecord[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.id !== b[i]!.id) return false;
+  return true;
 }
 
 export { GRAIN_MS };

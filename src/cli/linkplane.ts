@@ -166,7 +166,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
         const store = new RollupStore(db);
         await Promise.all([clicks.ensureIndexes(), store.ensureIndexes()]);
         const writer = new RollupWriter({ client, store, clicks: clicks.clicks });
-        return print(io, await rebuildRollups({ clicks: clicks.clicks, store, writer, workspaceId: values.workspace ?? null, full: values.full === true }));
+        return print(io, await rebuildRollups({ db, clicks: clicks.clicks, store, writer, workspaceId: values.workspace ?? null, full: values.full === true }));
       }
       default:
         throw new UsageError(USAGE);

@@ -1,4 +1,4 @@
-import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Db, type WriteError } from 'mongodb';
+import { MongoBulkWriteError, MongoServerError, type AnyBulkWriteOperation, type Collection, type Db, type WriteError } from 'mongodb';
 import type { ClickRecord } from './click-record.ts';
 
 /** The decision taken, with the snake_case field names every stored document and API uses. */
@@ -92,15 +92,18 @@ export class ClickStore {
       this.clicks.createIndexes([
         { key: { workspace_id: 1, ts: -1 }, name: 'workspace_time' },
         { key: { link_id: 1, ts: -1 }, name: 'link_time' },
-        // Raw click retention, and the analytics rebuild's search for clicks not yet rolled up.
+        // Raw click retention.
         { key: { expire_at: 1 }, name: 'retention_ttl', expireAfterSeconds: 0 },
-        { key: { rolled_up: 1, workspace_id: 1, ts: 1 }, name: 'rollup_pending' },
       ]),
       this.counters.createIndexes([
         { key: { link_id: 1, kind: 1, day: 1 }, name: 'link_kind_day' },
         { key: { expire_at: 1 }, name: 'daily_ttl', expireAfterSeconds: 0 },
       ]),
     ]);
+    // Kept by earlier versions for the analytics rebuild: every rolled-up click moved in it (see rebuild.ts).
+    await this.clicks.dropIndex('rollup_pending').catch((error: unknown) => {
+      if (!(error instanceof MongoServerError && (error.code === 27 || error.code === 26))) throw error;
+    });
   }
 
   /**

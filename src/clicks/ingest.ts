@@ -32,6 +32,8 @@ export interface ClickIngestorOptions {
    * marked counted, so a failure naks the batch and the redelivery counts it again.
    */
   counting?: BatchHook[];
+  /** Told of each slice of clicks before it is written, to work on them meanwhile (the rollups' parts); never awaited. */
+  arriving?: (records: readonly ClickRecord[]) => void;
   /** Figures derived from the counters (A/B weights): run after the batch is settled; a failure is only logged. */
   derived?: BatchHook[];
   /** When each raw click of a batch expires (raw click retention); absent: kept until deleted. */
@@ -166,6 +168,7 @@ export class ClickIngestor {
       // A message may carry many clicks (the publisher batches them): each bulk write holds at most batchSize.
       for (let i = 0; i < records.length; i += this.o.batchSize) {
         const slice = records.slice(i, i + this.o.batchSize);
+        this.o.arriving?.(slice);
         const chunk = await this.o.store.insert(slice, await this.o.retention?.(slice));
         await this.o.store.count(chunk);
         for (const hook of this.o.counting ?? []) await hook(chunk);

@@ -85,6 +85,8 @@ export interface Config {
     readonly clickRetentionDays: number;
     /** Ingest clicks into the rollups (off only to measure what the rollups cost). */
     readonly rollups: boolean;
+    /** How often the worker merges the parts of ended rollup buckets into one (settler.ts). */
+    readonly settleIntervalMs: number;
     /** CSV exports running at once per workspace (across API pods); one more answers 429. */
     readonly exportsPerWorkspace: number;
     /** How long the click ingestion may hold a batch before JetStream redelivers it (a dead worker's batch waits this long). */
@@ -358,6 +360,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
     analytics: {
       clickRetentionDays: r.int('CLICK_RETENTION_DAYS', 400, 1, 36_500),
       rollups: r.boolean('ANALYTICS_ROLLUPS', true),
+      settleIntervalMs: r.int('ANALYTICS_SETTLE_INTERVAL_MS', 60_000, 100, 3_600_000),
       exportsPerWorkspace: r.int('ANALYTICS_EXPORTS_PER_WORKSPACE', 2, 1, 100),
       clickAckWaitMs: r.int('CLICK_ACK_WAIT_MS', 60_000, 1_000, 3_600_000),
     },

@@ -24,6 +24,7 @@ import { AnalyticsService } from '../analytics/analytics.service.ts';
 import { EdgeClickStore } from '../analytics/edge-clicks.store.ts';
 import { SubscriptionWriter } from '../partner/subscription.service.ts';
 import { RollupWriter } from '../analytics/rollup.store.ts';
+import { RollupSettler } from '../analytics/settler.ts';
 import { ClickRetention } from '../analytics/retention.ts';
 
 export interface WorkerService extends Service {
@@ -34,6 +35,7 @@ export interface WorkerService extends Service {
   readonly domainEvents: DomainEvents;
   readonly billing: BillingJobs;
   readonly alerts: AlertEvaluator;
+  readonly settler: RollupSettler;
   port(): number;
 }
 
@@ -91,7 +93,20 @@ export function buildWorker(infra: Infra): WorkerService {
   });
 
   // Analytics rollups are counted with the clicks, exactly once per click (one transaction per batch).
-  const rollups = new RollupWriter({ client: mongo.client, store: stores.rollups, clicks: stores.clicks.clicks });
+  const rollups = new RollupWriter({
+    client: mongo.client,
+    store: stores.rollups,
+    clicks: stores.clicks.clicks,
+    // A merge that failed is retried by the settling job at the latest.
+    onError: (error) => logger.warn({ err: error }, 'merging rollup parts failed'),
+  });
+  const settler = new RollupSettler({
+    db: mongo.db,
+    store: stores.rollups,
+    lease: new Lease(mongo.db, 'analytics-settle', Math.max(30_000, config.analytics.settleIntervalMs * 3)),
+    logger,
+    intervalMs: config.analytics.settleIntervalMs,
+  });
   const retention = new ClickRetention(stores.workspaces, config.analytics.clickRetentionDays);
   const clicks = new ClickIngestor({
     nats,
@@ -104,6 +119,7 @@ export function buildWorker(infra: Infra): WorkerService {
       new ClickUsage({ db: mongo.db, client: mongo.client, workspaces: stores.workspaces, events: stores.events, onEvent: () => relay.nudge() }).afterCount,
       ...(config.analytics.rollups ? [rollups.afterCount] : []),
     ],
+    ...(config.analytics.rollups ? { arriving: rollups.arriving } : {}),
     retention: (records) => retention.forBatch(records),
     ackWaitMs: config.analytics.clickAckWaitMs,
     derived: [
@@ -179,6 +195,7 @@ export function buildWorker(infra: Infra): WorkerService {
     rotatorHealth,
     billing,
     alerts,
+    settler,
     port: () => server?.port ?? config.workerPort,
     async start() {
       relay.start();
@@ -188,6 +205,7 @@ export function buildWorker(infra: Infra): WorkerService {
       await domainEvents.start();
       billing.start();
       alerts.start();
+      settler.start();
       server = await listen(app.callback(), config.workerPort, config.host, inFlight);
       logger.info({ port: server.port }, `worker running (health and metrics on :${server.port})`);
     },
@@ -195,9 +213,11 @@ export function buildWorker(infra: Infra): WorkerService {
       await server?.close(config.shutdownTimeoutMs);
       await domainEvents.stop();
       await alerts.stop();
+      await settler.stop();
       await billing.stop();
       await rotatorHealth.stop();
       await clicks.stop();
+      await rollups.idle();
       await webhooks.stop();
       await relay.stop();
     },

@@ -142,11 +142,11 @@ describe('analytics endpoints: access, validation, conversions, rebuild and the 
       const total = async () => ((await (await get('summary', range)).json()) as { clicks: number; conversions: number });
       expect((await total()).clicks).to.equal(20);
       for (let run = 0; run < 2; run++) {
-        const result = await rebuildRollups({ clicks: stores.clicks.clicks, store: stores.rollups, writer, workspaceId, full: false });
+        const result = await rebuildRollups({ db: api.infra.mongo.db, clicks: stores.clicks.clicks, store: stores.rollups, writer, workspaceId, full: false });
         expect(result.clicks_rolled_up, `run ${run}`).to.equal(run === 0 ? 10 : 0);
         expect((await total()).clicks).to.equal(30);
       }
-      const full = await rebuildRollups({ clicks: stores.clicks.clicks, store: stores.rollups, writer, workspaceId, full: true });
+      const full = await rebuildRollups({ db: api.infra.mongo.db, clicks: stores.clicks.clicks, store: stores.rollups, writer, workspaceId, full: true });
       expect(full.clicks_rolled_up).to.equal(30);
       expect((await total()).clicks).to.equal(30);
 
@@ -163,7 +163,7 @@ describe('analytics endpoints: access, validation, conversions, rebuild and the 
       expect(before).to.include({ clicks: 30, conversions: 2 });
       expect(before.revenue).to.deep.equal({ EUR: 1250 });
       for (let run = 0; run < 2; run++) {
-        await rebuildRollups({ clicks: stores.clicks.clicks, store: stores.rollups, writer, workspaceId, full: true });
+        await rebuildRollups({ db: api.infra.mongo.db, clicks: stores.clicks.clicks, store: stores.rollups, writer, workspaceId, full: true });
         const after = (await (await get('summary', range)).json()) as { clicks: number; conversions: number; revenue: Record<string, number> };
         expect(after, `full rebuild ${run}`).to.include({ clicks: 30, conversions: 2 });
         expect(after.revenue, `full rebuild ${run}`).to.deep.equal({ EUR: 1250 });

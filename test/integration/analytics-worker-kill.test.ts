@@ -12,23 +12,31 @@ import { encodeClicks } from '../../src/clicks/click-wire.ts';
 import { CLICK_INGEST_DURABLE } from '../../src/clicks/ingest.ts';
 import type { ClickRecord } from '../../src/clicks/click-record.ts';
 import type { ClickDoc } from '../../src/clicks/click.store.ts';
-import type { RollupDoc } from '../../src/analytics/rollup.store.ts';
+import { rollupPrefix, type RollupPartDoc } from '../../src/analytics/rollup.store.ts';
+import { decodeCells } from '../../src/analytics/cells.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Clicks counted by the rollups of one grain, at workspace level and summed over the link-level documents. */
-/** Clicks in the totals, in the per-link cells of the workspace rollups, and in the link-level documents (per day only). */
-async function rolledUp(db: Db, workspaceId: string, grain: 'q' | 'h' | 'd'): Promise<{ workspace: number; linkCells: number; links: number }> {
-  const docs = await db.collection<RollupDoc>('analytics_rollups').find({ w: workspaceId, g: grain, d: { $in: ['_', '*', 'link'] } }).toArray();
-  let workspace = 0;
-  let linkCells = 0;
-  let links = 0;
-  for (const doc of docs) {
-    if (doc.d === '_') workspace += doc.v._?._?.c ?? 0;
-    else if (doc.d === '*') links += doc.v._?._?.c ?? 0;
-    else for (const cell of Object.values(doc.v.link ?? {})) linkCells += cell.c;
+/** The clicks of every cell of one dimension in the stored parts of the workspace's rollups of one grain and group. */
+async function cellsOf(db: Db, workspaceId: string, grain: 'q' | 'h' | 'd', group: string, dimension: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const prefix = rollupPrefix(workspaceId, group, grain);
+  for await (const part of db.collection<RollupPartDoc>('analytics_parts').find({ r: { $gte: prefix, $lt: `${prefix}~` } })) {
+    const bytes = part.c[dimension];
+    if (bytes) for (const cell of decodeCells(bytes.buffer)) out.set(cell.key, (out.get(cell.key) ?? 0) + cell.c);
   }
-  return { workspace, linkCells, links };
+  return out;
+}
+
+const sum = (cells: Map<string, number>) => [...cells.values()].reduce((a, b) => a + b, 0);
+
+/** Clicks in the totals, in the per-link cells of the workspace rollups, and in the link-level rollups (per day only). */
+async function rolledUp(db: Db, workspaceId: string, grain: 'q' | 'h' | 'd'): Promise<{ workspace: number; linkCells: number; links: number }> {
+  return {
+    workspace: sum(await cellsOf(db, workspaceId, grain, '_', '_')),
+    linkCells: sum(await cellsOf(db, workspaceId, grain, 'link', 'link')),
+    links: sum(await cellsOf(db, workspaceId, grain, '*', '_')),
+  };
 }
 
 describe('analytics rollups when the worker is killed mid-batch (worker in a child process, SIGKILL, real NATS)', function () {
@@ -126,9 +134,7 @@ describe('analytics rollups when the worker is killed mid-batch (worker in a chi
     // Per value too: the country cells of the day documents equal a recount.
     const expected = new Map<string, number>();
     for (const c of clicks) expected.set(c.visitor.country ?? '~', (expected.get(c.visitor.country ?? '~') ?? 0) + 1);
-    const day = await db.collection<RollupDoc>('analytics_rollups').find({ w: ws._id, g: 'd', d: 'small' }).toArray();
-    const countries = new Map<string, number>();
-    for (const doc of day) for (const [key, cell] of Object.entries(doc.v.country ?? {})) countries.set(key, (countries.get(key) ?? 0) + cell.c);
+    const countries = await cellsOf(db, ws._id, 'd', 'small', 'country');
     expect(Object.fromEntries(countries)).to.deep.equal(Object.fromEntries(expected));
   });
 });

@@ -1,0 +1,178 @@
+import { expect } from 'chai';
+import { Binary, MongoClient, type Db } from 'mongodb';
+import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
+import { randomClick, seeded, type TestLink } from '../helpers/analytics-clicks.ts';
+import { CELL_PRECISION, Hll, TOTAL_PRECISION, hashVisitor } from '../../src/analytics/hll.ts';
+import { COMPACT_AFTER, RollupStore, rollupId, type RollupView } from '../../src/analytics/rollup.store.ts';
+import { migrateLegacyRollups } from '../../src/analytics/legacy-rollups.ts';
+import { isBot } from '../../src/analytics/dimensions.ts';
+import type { ClickRecord } from '../../src/clicks/click-record.ts';
+
+const HOUR = Date.parse('2026-11-10T10:00:00Z');
+const links: TestLink[] = [
+  { id: 'lnk_s1', domain_id: 'dom_s', domain: 'go.s.example', slug: 's1', tag_ids: [], folder_id: null },
+  { id: 'lnk_s2', domain_id: 'dom_s', domain: 'go.s.example', slug: 's2', tag_ids: [], folder_id: null },
+];
+
+/** The registers of the humans among the clicks, at precision p: what the union of the stored parts must hold. */
+function humansOf(clicks: readonly ClickRecord[], p: number): Uint8Array {
+  const sketch = new Hll(p);
+  for (const c of clicks) if (!isBot(c.visitor.visitor_type)) sketch.add(hashVisitor(c.visitor.visitor_id));
+  return sketch.registers;
+}
+
+/** Every part of the hour's rollup of one dimension, as read for a query. */
+async function readAll(store: RollupStore, workspaceId: string, dimension: '_' | 'country'): Promise<RollupView[]> {
+  const docs: RollupView[] = [];
+  for await (const doc of store.read({ workspaceId, links: null, dimension, runs: [{ grain: 'h', from: HOUR, to: HOUR + 3_600_000 }] })) docs.push(doc);
+  return docs;
+}
+
+/** A cell summed over the parts read: clicks, and the union of the human sketches at precision p. */
+function cellOf(views: readonly RollupView[], key: string, p: number): { clicks: number; humans: Uint8Array } {
+  const sketch = new Hll(p);
+  let clicks = 0;
+  for (const view of views) {
+    for (const cell of view.cells) {
+      if (cell.key !== key) continue;
+      clicks += cell.c;
+      if (cell.humans) sketch.mergeBytes(cell.humans);
+    }
+  }
+  return { clicks, humans: sketch.registers };
+}
+
+const randomClicks = (rand: () => number, w: string, n: number) => Array.from({ length: n }, () => randomClick(rand, w, links, HOUR, HOUR + 3_600_000, 400));
+
+describe('analytics rollups stored as parts (one per batch, merged, settled, read as their sum)', function () {
+  this.timeout(60_000);
+  let mongo: TestMongo;
+  let client: MongoClient;
+  let db: Db;
+
+  before(async () => {
+    mongo = await startTestMongo();
+    client = new MongoClient(mongo.uri);
+    await client.connect();
+    db = client.db(mongo.dbName);
+    await new RollupStore(db).ensureIndexes();
+  });
+
+  after(async () => {
+    await client?.close();
+    await mongo?.stop();
+  });
+
+  it('merges the parts of a rollup after COMPACT_AFTER batches, and the figures read stay those of every click', async () => {
+    const store = new RollupStore(db);
+    const rand = seeded(11);
+    const clicks: ClickRecord[] = [];
+    const id = rollupId('ws_compact', '', 'h', HOUR, '_');
+    for (let batch = 0; batch < COMPACT_AFTER + 3; batch++) {
+      const part = randomClicks(rand, 'ws_compact', 20);
+      clicks.push(...part);
+      await store.apply(part);
+    }
+    // COMPACT_AFTER parts became one, and three batches came after.
+    expect(await store.parts.countDocuments({ r: id })).to.equal(4);
+    const totals = cellOf(await readAll(store, 'ws_compact', '_'), '_', TOTAL_PRECISION);
+    expect(totals.clicks).to.equal(clicks.length);
+    expect(totals.humans).to.deep.equal(humansOf(clicks, TOTAL_PRECISION));
+    // Per value too, at the cells' precision.
+    const us = clicks.filter((c) => c.visitor.country === 'US');
+    const country = cellOf(await readAll(store, 'ws_compact', 'country'), 'US', CELL_PRECISION);
+    expect(country.clicks).to.equal(us.length);
+    expect(country.humans).to.deep.equal(humansOf(us, CELL_PRECISION));
+  });
+
+  it('counts every click once when three processes merge the same rollups at once', async () => {
+    const rand = seeded(12);
+    const clicks: ClickRecord[] = [];
+    const writer = new RollupStore(db);
+    for (let batch = 0; batch < 6; batch++) {
+      const part = randomClicks(rand, 'ws_race', 30);
+      clicks.push(...part);
+      await writer.apply(part);
+    }
+    const ids = [rollupId('ws_race', '', 'h', HOUR, '_'), rollupId('ws_race', '', 'h', HOUR, 'small'), rollupId('ws_race', 'lnk_s1', 'd', HOUR - (HOUR % 86_400_000), '*')];
+    expect(await writer.parts.countDocuments({ r: ids[0] })).to.equal(6);
+    await Promise.all([new RollupStore(db).compact(ids, true), new RollupStore(db).compact(ids, true), new RollupStore(db).compact(ids, false)]);
+    expect(await writer.parts.countDocuments({ r: ids[0] })).to.be.within(1, 2);
+    const totals = cellOf(await readAll(writer, 'ws_race', '_'), '_', TOTAL_PRECISION);
+    expect(totals.clicks).to.equal(clicks.length);
+    expect(totals.humans).to.deep.equal(humansOf(clicks, TOTAL_PRECISION));
+    const us = clicks.filter((c) => c.visitor.country === 'US');
+    expect(cellOf(await readAll(writer, 'ws_race', 'country'), 'US', CELL_PRECISION).clicks).to.equal(us.length);
+  });
+
+  it('settles the buckets that ended into one part each, and leaves open buckets alone', async () => {
+    const store = new RollupStore(db);
+    const rand = seeded(15);
+    const clicks: ClickRecord[] = [];
+    for (let batch = 0; batch < 3; batch++) {
+      const part = randomClicks(rand, 'ws_settle', 25);
+      clicks.push(...part);
+      await store.apply(part);
+    }
+    const hour = rollupId('ws_settle', '', 'h', HOUR, '_');
+    const day = rollupId('ws_settle', '', 'd', HOUR - (HOUR % 86_400_000), '_');
+    expect(await store.parts.countDocuments({ r: hour })).to.equal(3);
+    // The hour has ended, its day has not.
+    await store.settle(new Date(HOUR + 3_600_000 + 1));
+    expect(await store.parts.find({ r: hour }).toArray()).to.have.length(1).and.satisfy((parts: Array<{ u?: Date }>) => parts[0]!.u === undefined);
+    expect(await store.parts.countDocuments({ r: day })).to.equal(3);
+    expect(cellOf(await readAll(store, 'ws_settle', '_'), '_', TOTAL_PRECISION).clicks).to.equal(clicks.length);
+    // A late click adds a part to the settled hour; the next round settles it again.
+    const late = randomClicks(rand, 'ws_settle', 1);
+    await store.apply(late);
+    expect(await store.parts.countDocuments({ r: hour })).to.equal(2);
+    await store.settle(new Date(HOUR + 3_600_000 + 1));
+    expect(await store.parts.countDocuments({ r: hour })).to.equal(1);
+    const totals = cellOf(await readAll(store, 'ws_settle', '_'), '_', TOTAL_PRECISION);
+    expect(totals.clicks).to.equal(clicks.length + 1);
+    expect(totals.humans).to.deep.equal(humansOf([...clicks, ...late], TOTAL_PRECISION));
+  });
+
+  it('turns rollups of the earlier layout (counts in the document, sketches in it and apart) into parts, once', async () => {
+    const store = new RollupStore(db);
+    const rand = seeded(13);
+    const old = randomClicks(rand, 'ws_legacy', 40);
+    const apart = randomClicks(rand, 'ws_legacy', 40);
+    const fresh = randomClicks(rand, 'ws_legacy', 40);
+    const sketch = (clicks: ClickRecord[]) => {
+      const hll = new Hll(TOTAL_PRECISION);
+      for (const c of clicks) if (!isBot(c.visitor.visitor_type)) hll.add(hashVisitor(c.visitor.visitor_id));
+      return new Binary(hll.toBytes());
+    };
+    const id = `ws_legacy||h|${HOUR}|_`;
+    const all = [...old, ...apart];
+    const bots = all.filter((c) => isBot(c.visitor.visitor_type)).length;
+    await db.collection('analytics_rollups').insertOne({ _id: id as never, w: 'ws_legacy', l: '', g: 'h', t: new Date(HOUR), d: '_', v: { _: { _: { c: all.length, b: bots, cv: 2, rev: { EUR: 990 } } } }, s: { _: { _: { h: sketch(old) } } } });
+    await db.collection('analytics_sketches').insertOne({ r: id, s: { _: { _: { h: sketch(apart) } } } });
+    await store.apply(fresh);
+    expect(await migrateLegacyRollups(db, store)).to.equal(1);
+    expect(await migrateLegacyRollups(db, store)).to.equal(0);
+    expect(await db.collection('analytics_rollups').countDocuments()).to.equal(0);
+    expect(await db.collection('analytics_sketches').countDocuments()).to.equal(0);
+    const views = await readAll(store, 'ws_legacy', '_');
+    const totals = cellOf(views, '_', TOTAL_PRECISION);
+    expect(totals.clicks).to.equal(old.length + apart.length + fresh.length);
+    expect(totals.humans).to.deep.equal(humansOf([...old, ...apart, ...fresh], TOTAL_PRECISION));
+    const legacy = views.flatMap((v) => v.cells).find((c) => c.cv === 2)!;
+    expect([legacy.b, legacy.rev]).to.deep.equal([bots, { EUR: 990 }]);
+  });
+
+  it('deletes the parts of a workspace, and only of that workspace', async () => {
+    const store = new RollupStore(db);
+    const rand = seeded(14);
+    await store.apply(randomClicks(rand, 'ws_del', 10));
+    // A workspace id that the first one is a prefix of.
+    await store.apply(randomClicks(rand, 'ws_delx', 10));
+    const partsOf = (w: string) => store.parts.countDocuments({ r: { $regex: `^${w}\\|` } });
+    expect(await partsOf('ws_del')).to.be.above(0);
+    await store.deleteWorkspace('ws_del');
+    expect(await partsOf('ws_del')).to.equal(0);
+    expect(await partsOf('ws_delx')).to.be.above(0);
+    expect(cellOf(await readAll(store, 'ws_delx', '_'), '_', TOTAL_PRECISION).clicks).to.equal(10);
+  });
+});
