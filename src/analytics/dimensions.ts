@@ -150,9 +150,12 @@ export function dimensionValues(click: ClickRecord): Record<Dimension, string | 
 // hold `.` nor start with `$`, and null needs a name of its own. `%` escapes, as in URLs; null is `~`.
 const NULL_KEY = '~';
 
+const SPECIAL = /[%.$~]/;
+
 export function cellKey(value: string | null): string {
   if (value === null) return NULL_KEY;
   if (value === '') return '%';
+  if (!SPECIAL.test(value)) return value;
   return value.replace(/[%.$~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 }
 

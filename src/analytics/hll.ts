@@ -175,6 +175,8 @@ export function unionBytes(parts: readonly Uint8Array[], p: number): Uint8Array 
   return registersToBytes(packed, p);
 }
 
+let sortScratch = new Int32Array(1024);
+
 /** A sketch holding the packed `index << 8 | rank` register updates (the larger rank per register), serialised. */
 export function registersToBytes(packed: readonly number[], p: number): Uint8Array {
   const m = 2 ** p;
@@ -185,8 +187,11 @@ export function registersToBytes(packed: readonly number[], p: number): Uint8Arr
     if (index >= m) throw new RangeError('malformed HyperLogLog register');
     return Uint8Array.of(SPARSE, p, index >>> 8, index & 0xff, r & 0xff);
   }
-  // Sorted by index then rank: the last entry of each index holds its largest rank.
-  const sorted = Int32Array.from(packed).sort();
+  // Sorted by index then rank: the last entry of each index holds its largest rank. Sorted in a buffer kept for the
+  // next call: a batch packs tens of thousands of small cells.
+  if (sortScratch.length < packed.length) sortScratch = new Int32Array(Math.max(packed.length, sortScratch.length * 2));
+  sortScratch.set(packed);
+  const sorted = sortScratch.subarray(0, packed.length).sort();
   let used = 0;
   for (let i = 0; i < sorted.length; i++) if (i === sorted.length - 1 || sorted[i]! >>> 8 !== sorted[i + 1]! >>> 8) used++;
   if (used * 3 >= m) {
