@@ -8,7 +8,7 @@ import type { Binary, Db } from 'mongodb';
 import { inTransaction } from '../platform/mongo.ts';
 import { newCell, type CellBuilder, type Revenue } from './cells.ts';
 import { GRAIN_MS, SETTLE_AFTER_MS, packCells, rollupId, type RollupPartDoc, type RollupStore } from './rollup.store.ts';
-import type { Grain } from './time.ts';
+import { bucketStart, type Grain } from './time.ts';
 
 type LegacySketches = Record<string, Record<string, { h?: Binary; b?: Binary }>>;
 
@@ -51,7 +51,16 @@ export async function migrateLegacyRollups(db: Db, store: RollupStore, now = Dat
         if (list) list.push(part.s);
         else parts.set(part.r, [part.s]);
       }
-      const converted = docs.map((doc) => toPart(doc, [...(doc.s ? [doc.s] : []), ...(parts.get(doc._id) ?? [])], now));
+      const converted: RollupPartDoc[] = [];
+      for (const doc of docs) {
+        const part = toPart(doc, [...(doc.s ? [doc.s] : []), ...(parts.get(doc._id) ?? [])], now);
+        converted.push(part);
+        // The earlier layout had no six-hour rollups: each hour is also a part of its six hours, settled next round.
+        if (doc.g === 'h' && doc.l === '') {
+          const t = bucketStart(doc.t.getTime(), 's');
+          converted.push({ ...part, r: rollupId(doc.w, '', 's', t, doc.d), u: new Date(t + GRAIN_MS.s) });
+        }
+      }
       await store.parts.insertMany(converted, { session });
       await sketches.deleteMany({ r: { $in: found } }, { session });
       await rollups.deleteMany({ _id: { $in: found } }, { session });

@@ -1,7 +1,7 @@
 // The analytics rollups: the clicks (all and bots), conversions and revenue of every dimension value, with a
 // HyperLogLog sketch of the human and of the bot visitors of each, per UTC bucket. A rollup is named by
 // (workspace, link, grain, bucket, group):
-//   workspace level, per UTC quarter-hour, hour and day: `l` is '', `d` the group ('_': the totals; 'small': the
+//   workspace level, per UTC quarter-hour, hour, six hours and day: `l` is '', `d` the group ('_': the totals; 'small': the
 //     dimensions with few values; else one dimension with many values, `link` among them: the per-link totals);
 //   link level, per UTC day only: `l` the link id, `d` '*', holding every dimension but `link` (its totals are the
 //     '_' cell).
@@ -57,12 +57,12 @@ export interface RollupView extends RollupKey {
 }
 
 export const LINK_LEVEL = '*';
-const GRAINS: readonly Grain[] = ['q', 'h', 'd'];
+const GRAINS: readonly Grain[] = ['q', 'h', 's', 'd'];
 // Link-level rollups (every dimension of one link) exist per UTC day only: per quarter-hour and hour they held
 // about one document per click (a long tail of links gets a click or two per quarter-hour), which no database holds
 // at tens of millions of clicks. Per-link totals at every grain are the workspace-level `link` cells; the partial
 // days at the edges of a link-filtered breakdown are counted from raw clicks (see EdgeClickStore).
-const WORKSPACE_GRAINS = ['h', 'd'] as const;
+const WORKSPACE_GRAINS = ['h', 's', 'd'] as const;
 /** Rollup ids per query when parts are read by rollup id. */
 const ID_CHUNK = 5000;
 /**
@@ -126,16 +126,19 @@ export interface Increment {
 
 const CLICK: Increment = { clicks: true, conversions: 0, revenue: {} };
 
+/** The workspace-level group of each dimension, in DIMENSIONS order. */
+const GROUPS: readonly string[] = DIMENSIONS.map(documentGroup);
+
 /** Builds a batch's cells per rollup: workspace quarter-hours (hours and days summed from them), link days. */
 class BatchRollup {
   private readonly quarters = new Map<string, DocAcc>();
   private readonly linkDays = new Map<string, DocAcc>();
-  /** The workspace-level quarter-hour rollups of the last click's (workspace, quarter), per group. */
-  private last: { w: string; t: number; groups: Map<string, DocAcc> } | null = null;
+  /** The last click's workspace quarter-hour rollups, per group, and its workspace's link days of its day, per link. */
+  private lastQuarter: { w: string; t: number; totals: DocAcc; groups: DocAcc[] } | null = null;
+  private lastDay: { w: string; t: number; links: Map<string, DocAcc> } | null = null;
 
   add(click: ClickRecord, inc: Increment): void {
     const ms = Date.parse(click.ts);
-    const t = bucketStart(ms, 'q');
     const w = click.workspace_id;
     const bot = isBot(click.visitor.visitor_type);
     let totalReg = -1;
@@ -148,39 +151,43 @@ class BatchRollup {
       cellReg = (cell.index << 8) | cell.rank;
     }
     const values = dimensionValues(click);
-    const groups = this.groupsOf(w, t);
+    const quarter = this.quarterOf(w, bucketStart(ms, 'q'));
     const linkDay = this.linkDay(w, click.link_id, bucketStart(ms, 'd'));
-    count(this.group(groups, w, t, TOTAL), TOTAL, TOTAL, inc, bot, totalReg);
+    count(quarter.totals, TOTAL, TOTAL, inc, bot, totalReg);
     count(linkDay, TOTAL, TOTAL, inc, bot, totalReg);
-    for (const dim of DIMENSIONS) {
+    for (let i = 0; i < DIMENSIONS.length; i++) {
+      const dim = DIMENSIONS[i]!;
       const key = cellKey(values[dim]);
-      count(this.group(groups, w, t, documentGroup(dim)), dim, key, inc, bot, cellReg);
+      count(quarter.groups[i]!, dim, key, inc, bot, cellReg);
       // A link's rollup has no `link` cell: it would repeat its totals, and nothing reads it.
       if (dim !== 'link') count(linkDay, dim, key, inc, bot, cellReg);
     }
   }
 
-  private groupsOf(w: string, t: number): Map<string, DocAcc> {
-    if (this.last && this.last.w === w && this.last.t === t) return this.last.groups;
-    const groups = new Map<string, DocAcc>();
-    this.last = { w, t, groups };
-    return groups;
-  }
-
-  private group(groups: Map<string, DocAcc>, w: string, t: number, d: string): DocAcc {
-    let doc = groups.get(d);
-    if (doc) return doc;
-    const id = rollupId(w, '', 'q', t, d);
-    doc = this.quarters.get(id);
-    if (!doc) this.quarters.set(id, (doc = { w, l: '', g: 'q', t, d, dims: new Map() }));
-    groups.set(d, doc);
-    return doc;
+  /** The quarter-hour rollups of a workspace: the totals' and each dimension's (clicks come mostly in time order). */
+  private quarterOf(w: string, t: number): { totals: DocAcc; groups: DocAcc[] } {
+    const last = this.lastQuarter;
+    if (last && last.w === w && last.t === t) return last;
+    const docOf = (d: string): DocAcc => {
+      const id = rollupId(w, '', 'q', t, d);
+      let doc = this.quarters.get(id);
+      if (!doc) this.quarters.set(id, (doc = { w, l: '', g: 'q', t, d, dims: new Map() }));
+      return doc;
+    };
+    const quarter = { w, t, totals: docOf(TOTAL), groups: GROUPS.map(docOf) };
+    this.lastQuarter = quarter;
+    return quarter;
   }
 
   private linkDay(w: string, l: string, t: number): DocAcc {
+    let day = this.lastDay;
+    if (!day || day.w !== w || day.t !== t) this.lastDay = day = { w, t, links: new Map() };
+    let doc = day.links.get(l);
+    if (doc) return doc;
     const id = rollupId(w, l, 'd', t, LINK_LEVEL);
-    let doc = this.linkDays.get(id);
+    doc = this.linkDays.get(id);
     if (!doc) this.linkDays.set(id, (doc = { w, l, g: 'd', t, d: LINK_LEVEL, dims: new Map() }));
+    day.links.set(l, doc);
     return doc;
   }
 

@@ -1,14 +1,19 @@
-// Time in analytics: rollup buckets are UTC quarter-hours, hours and days; answers are in the requested IANA zone.
-// A range or a zone bucket is cut into the largest rollup buckets it wholly contains (UTC days in the middle, hours
-// and quarter-hours at the edges). Every UTC offset in use is a multiple of 15 minutes (India +5:30, Nepal +5:45,
+// Time in analytics: rollup buckets are UTC quarter-hours, hours, quarter-days (six hours, from 00:00 UTC) and days;
+// answers are in the requested IANA zone. A range or a zone bucket is cut into the largest rollup buckets it wholly
+// contains (UTC days in the middle, then six hours, hours and quarter-hours towards the edges: a day in New York is
+// 9 rollups rather than 24 hours). Every UTC offset in use is a multiple of 15 minutes (India +5:30, Nepal +5:45,
 // Chatham +12:45), so every local hour, day, week and month boundary falls on a quarter-hour and is answered exactly.
 
 export const QUARTER_MS = 15 * 60_000;
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
+export const SIX_HOURS_MS = 6 * HOUR_MS;
 
-export type Grain = 'q' | 'h' | 'd';
-export const GRAIN_MS: Record<Grain, number> = { q: QUARTER_MS, h: HOUR_MS, d: DAY_MS };
+/** Quarter-hour, hour, six hours (a quarter-day), day. */
+export type Grain = 'q' | 'h' | 's' | 'd';
+export const GRAIN_MS: Record<Grain, number> = { q: QUARTER_MS, h: HOUR_MS, s: SIX_HOURS_MS, d: DAY_MS };
+/** Coarsest first. */
+const CUTS: readonly Grain[] = ['d', 's', 'h', 'q'];
 
 export function bucketStart(ms: number, grain: Grain): number {
   return Math.floor(ms / GRAIN_MS[grain]) * GRAIN_MS[grain];
@@ -151,31 +156,30 @@ export interface Run {
 }
 
 /**
- * Cuts [from, to) (both on quarter-hours) into runs of the largest UTC buckets it wholly contains: quarter-hours up
- * to the first hour, hours up to the first day, days, then hours and quarter-hours to the end.
+ * Cuts [from, to) (both on quarter-hours) into runs of the largest UTC buckets it wholly contains: days in the middle,
+ * then six hours, hours and quarter-hours towards each end.
  */
 export function decompose(from: number, to: number): Run[] {
   const runs: Run[] = [];
-  const push = (grain: Grain, a: number, b: number) => {
-    if (b > a) runs.push({ grain, from: a, to: b });
-  };
-  if (to <= from) return runs;
-  const dayFrom = Math.ceil(from / DAY_MS) * DAY_MS;
-  const dayTo = Math.floor(to / DAY_MS) * DAY_MS;
-  if (dayFrom < dayTo) {
-    edges(from, dayFrom, push);
-    push('d', dayFrom, dayTo);
-    edges(dayTo, to, push);
-  } else edges(from, to, push);
+  cut(from, to, 0, runs);
   return runs;
 }
 
-function edges(from: number, to: number, push: (g: Grain, a: number, b: number) => void): void {
-  const hourFrom = Math.ceil(from / HOUR_MS) * HOUR_MS;
-  const hourTo = Math.floor(to / HOUR_MS) * HOUR_MS;
-  if (hourFrom < hourTo) {
-    push('q', from, hourFrom);
-    push('h', hourFrom, hourTo);
-    push('q', hourTo, to);
-  } else push('q', from, to);
+function cut(from: number, to: number, level: number, runs: Run[]): void {
+  if (to <= from) return;
+  const grain = CUTS[level]!;
+  const size = GRAIN_MS[grain];
+  if (grain === 'q') {
+    runs.push({ grain, from, to });
+    return;
+  }
+  const inner = Math.ceil(from / size) * size;
+  const outer = Math.floor(to / size) * size;
+  if (inner >= outer) {
+    cut(from, to, level + 1, runs);
+    return;
+  }
+  cut(from, inner, level + 1, runs);
+  runs.push({ grain, from: inner, to: outer });
+  cut(outer, to, level + 1, runs);
 }

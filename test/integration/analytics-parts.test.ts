@@ -160,6 +160,11 @@ describe('analytics rollups stored as parts (one per batch, merged, settled, rea
     expect(totals.humans).to.deep.equal(humansOf([...old, ...apart, ...fresh], TOTAL_PRECISION));
     const legacy = views.flatMap((v) => v.cells).find((c) => c.cv === 2)!;
     expect([legacy.b, legacy.rev]).to.deep.equal([bots, { EUR: 990 }]);
+    // The earlier layout had no six-hour rollups: the hour counts in its six hours too.
+    const six = HOUR - (HOUR % (6 * 3_600_000));
+    const quarterDay: RollupView[] = [];
+    for await (const doc of store.read({ workspaceId: 'ws_legacy', links: null, dimension: '_', runs: [{ grain: 's', from: six, to: six + 6 * 3_600_000 }] })) quarterDay.push(doc);
+    expect(cellOf(quarterDay, '_', TOTAL_PRECISION)).to.deep.equal(totals);
   });
 
   it('deletes the parts of a workspace, and only of that workspace', async () => {

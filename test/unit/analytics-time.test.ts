@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { canonicalZone, decompose, isoInZone, nextPeriod, periodStart, zonedTime } from '../../src/analytics/time.ts';
+import { GRAIN_MS, canonicalZone, decompose, isoInZone, nextPeriod, periodStart, zonedTime } from '../../src/analytics/time.ts';
 import { timeBuckets, autoGranularity } from '../../src/analytics/analytics.service.ts';
 import { ValidationError } from '../../src/platform/errors.ts';
 
@@ -49,9 +49,28 @@ describe('analytics time zones and rollup buckets', () => {
       ['q', '2026-01-14T18:30:00.000Z', '2026-01-14T19:00:00.000Z'],
       ['h', '2026-01-14T19:00:00.000Z', '2026-01-15T00:00:00.000Z'],
       ['d', '2026-01-15T00:00:00.000Z', '2026-01-17T00:00:00.000Z'],
-      ['h', '2026-01-17T00:00:00.000Z', '2026-01-17T18:00:00.000Z'],
+      ['s', '2026-01-17T00:00:00.000Z', '2026-01-17T18:00:00.000Z'],
       ['q', '2026-01-17T18:00:00.000Z', '2026-01-17T18:30:00.000Z'],
     ]);
+    // A New York day (05:00 to 05:00 UTC): an hour, three quarter-days, five hours.
+    expect(decompose(at('2026-01-14T05:00:00Z'), at('2026-01-15T05:00:00Z')).map((r) => [r.grain, (r.to - r.from) / H])).to.deep.equal([
+      ['h', 1],
+      ['s', 18],
+      ['h', 5],
+    ]);
+    // Every run lies on its grain, and the runs tile the range.
+    for (let i = 0; i < 200; i++) {
+      const from = at('2026-01-01T00:00:00Z') + Math.floor(Math.random() * 4000) * 900_000;
+      const to = from + Math.floor(Math.random() * 1000) * 900_000;
+      const cut = decompose(from, to);
+      let at_ = from;
+      for (const run of cut) {
+        expect(run.from, `${from} ${to}`).to.equal(at_);
+        expect(run.from % GRAIN_MS[run.grain] + (run.to % GRAIN_MS[run.grain])).to.equal(0);
+        at_ = run.to;
+      }
+      expect(at_).to.equal(to);
+    }
     expect(decompose(at('2026-01-14T10:15:00Z'), at('2026-01-14T10:45:00Z')).map((r) => r.grain)).to.deep.equal(['q']);
     expect(decompose(at('2026-01-14T10:00:00Z'), at('2026-01-14T10:00:00Z'))).to.deep.equal([]);
   });
