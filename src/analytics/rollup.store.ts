@@ -17,6 +17,7 @@
 // Reads take one snapshot of the parts (a snapshot session), so a merge committed meanwhile is seen wholly or not at all.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Binary, type ClientSession, type Collection, type Db, type Filter, type MongoClient, type ObjectId } from 'mongodb';
+import { Counter, type Registry } from 'prom-client';
 import type { ClickRecord } from '../clicks/click-record.ts';
 import type { ClickDoc } from '../clicks/click.store.ts';
 import { CELL_PRECISION, TOTAL_PRECISION, hashVisitor, registerOf } from './hll.ts';
@@ -577,16 +578,20 @@ export class RollupWriter {
   private readonly store: RollupStore;
   private readonly clicks: Collection<ClickDoc>;
   private readonly onError: (error: unknown) => void;
-  /** The parts of the clicks arriving (see `arriving`), worked out while their raw clicks are written. */
-  private prepared: { clicks: readonly ClickRecord[]; parts: Promise<RollupPartDoc[]> } | null = null;
+  /** The parts of the slices of clicks arriving (see `arriving`), worked out while their raw clicks are written. */
+  private readonly prepared = new Map<readonly ClickRecord[], Promise<RollupPartDoc[]>>();
+  private readonly rolledUp: Counter | null;
   /** The merge of parts running after a batch, if any: one at a time, off the ingestion's path. */
   private compacting: Promise<void> | null = null;
 
-  constructor(options: { client: MongoClient; store: RollupStore; clicks: Collection<ClickDoc>; onError?: (error: unknown) => void }) {
+  constructor(options: { client: MongoClient; store: RollupStore; clicks: Collection<ClickDoc>; onError?: (error: unknown) => void; registry?: Registry }) {
     this.client = options.client;
     this.store = options.store;
     this.clicks = options.clicks;
     this.onError = options.onError ?? (() => undefined);
+    this.rolledUp = options.registry
+      ? new Counter({ name: 'linkplane_clicks_rolled_up_total', help: 'Clicks added to the analytics rollups (each once)', registers: [options.registry] })
+      : null;
   }
 
   /**
@@ -598,8 +603,8 @@ export class RollupWriter {
    */
   async rollUp(records: readonly ClickRecord[]): Promise<ClickRecord[]> {
     if (records.length === 0) return [];
-    const prepared = this.prepared;
-    this.prepared = null;
+    const prepared = this.prepared.get(records);
+    this.prepared.delete(records);
     let fresh: ClickRecord[];
     try {
       fresh = await this.rollUpOnce(records, prepared, false);
@@ -607,6 +612,7 @@ export class RollupWriter {
       if (!(error instanceof SomeRolledUp)) throw error;
       fresh = await this.rollUpOnce(records, prepared, true);
     }
+    this.rolledUp?.inc(fresh.length);
     if (fresh.length > 0 && !this.compacting) {
       this.compacting = this.store
         .compactDue()
@@ -621,7 +627,7 @@ export class RollupWriter {
    * (every one modified) without reading them first; when some were not (a redelivery), the marking is rolled back
    * with the transaction (SomeRolledUp) and `sorting` reads which clicks are still to count.
    */
-  private async rollUpOnce(records: readonly ClickRecord[], prepared: RollupWriter['prepared'], sorting: boolean): Promise<ClickRecord[]> {
+  private async rollUpOnce(records: readonly ClickRecord[], prepared: Promise<RollupPartDoc[]> | undefined, sorting: boolean): Promise<ClickRecord[]> {
     const session = this.client.startSession();
     try {
       let fresh: ClickRecord[] = [];
@@ -643,7 +649,7 @@ export class RollupWriter {
           fresh = unique;
         }
         // Usually the batch as it arrived: its parts are ready.
-        const parts = prepared && sameClicks(prepared.clicks, fresh) ? await prepared.parts : undefined;
+        const parts = prepared && sameClicks(records, fresh) ? await prepared : undefined;
         await this.store.apply(fresh, { session, parts });
       });
       return fresh;
@@ -660,14 +666,22 @@ export class RollupWriter {
   /** The click-ingester hook (ClickIngestorOptions.arriving): the parts are worked out while the raw clicks are written. */
   readonly arriving = (records: readonly ClickRecord[]): void => {
     const parts = this.store.build(records);
-    // A failure is thrown where the parts are awaited (rollUp), or not at all when another slice replaced them.
+    // A failure is thrown where the parts are awaited (rollUp), or not at all if the slice never gets there.
     parts.catch(() => undefined);
-    this.prepared = { clicks: records, parts };
+    this.prepared.set(records, parts);
+    // Slices of batches that failed before their rollup: the oldest go (two batches are in hand at most).
+    for (const slice of this.prepared.keys()) {
+      if (this.prepared.size <= 8) break;
+      this.prepared.delete(slice);
+    }
   };
 
-  /** The click-ingester hook (ClickIngestorOptions.counting). */
-  readonly afterCount = async (counted: readonly ClickRecord[]): Promise<void> => {
-    await this.rollUp(counted);
+  /**
+   * The click-ingester hook (ClickIngestorOptions.finishing): every click of a slice, whether counted now or in an
+   * earlier delivery (a worker that died after counting but before the rollup); the transaction sorts them out.
+   */
+  readonly finishing = async (records: readonly ClickRecord[]): Promise<void> => {
+    await this.rollUp(records);
   };
 }
 

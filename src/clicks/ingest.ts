@@ -34,6 +34,12 @@ export interface ClickIngestorOptions {
   counting?: BatchHook[];
   /** Told of each slice of clicks before it is written, to work on them meanwhile (the rollups' parts); never awaited. */
   arriving?: (records: readonly ClickRecord[]) => void;
+  /**
+   * The last step before a batch is acknowledged, given every click of each slice (counted now or before: it sorts
+   * out what it did already, as the rollups do). It runs while the next batch is written, one batch at a time; a
+   * failure naks the batch.
+   */
+  finishing?: (records: readonly ClickRecord[]) => Promise<void>;
   /** Figures derived from the counters (A/B weights): run after the batch is settled; a failure is only logged. */
   derived?: BatchHook[];
   /** When each raw click of a batch expires (raw click retention); absent: kept until deleted. */
@@ -54,6 +60,8 @@ export class ClickIngestor {
   private pendingClicks = 0;
   private timer: NodeJS.Timeout | null = null;
   private chain: Promise<void> = Promise.resolve();
+  /** The last step of the batch before (options.finishing), running while the next one is written. */
+  private finishing: Promise<void> = Promise.resolve();
 
   constructor(options: ClickIngestorOptions) {
     this.o = options;
@@ -104,6 +112,7 @@ export class ClickIngestor {
     this.messages?.stop();
     await this.loop;
     await this.flush();
+    await this.finishing;
   }
 
   private async run(): Promise<void> {
@@ -164,10 +173,12 @@ export class ClickIngestor {
       }
     }
     const counted: ClickRecord[] = [];
+    const slices: ClickRecord[][] = [];
     try {
       // A message may carry many clicks (the publisher batches them): each bulk write holds at most batchSize.
       for (let i = 0; i < records.length; i += this.o.batchSize) {
         const slice = records.slice(i, i + this.o.batchSize);
+        slices.push(slice);
         this.o.arriving?.(slice);
         const chunk = await this.o.store.insert(slice, await this.o.retention?.(slice));
         await this.o.store.count(chunk);
@@ -184,6 +195,28 @@ export class ClickIngestor {
       for (const msg of messages) msg.nak(this.o.retryDelayMs ?? 1000);
       return;
     }
+    if (!this.o.finishing) return this.settle(messages, counted);
+    // Pipelined: this batch's last step runs after the previous batch's, while the next batch is written; this call
+    // returns once the previous one is done, so at most two batches are past their writes.
+    const previous = this.finishing;
+    this.finishing = previous.then(() => this.finish(slices, messages, counted));
+    await previous;
+  }
+
+  private async finish(slices: readonly ClickRecord[][], messages: readonly JsMsg[], counted: readonly ClickRecord[]): Promise<void> {
+    try {
+      for (const slice of slices) await this.o.finishing!(slice);
+    } catch (error) {
+      this.failures.inc();
+      this.o.logger.error({ err: error, clicks: messages.length }, 'click batch not finished; it will be redelivered');
+      for (const msg of messages) msg.nak(this.o.retryDelayMs ?? 1000);
+      return;
+    }
+    await this.settle(messages, counted);
+  }
+
+  /** Acknowledges the batch's messages, then works out what derives from it. */
+  private async settle(messages: readonly JsMsg[], counted: readonly ClickRecord[]): Promise<void> {
     for (const msg of messages) msg.ack();
     for (const hook of this.o.derived ?? []) {
       try {

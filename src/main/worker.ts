@@ -92,13 +92,15 @@ export function buildWorker(infra: Infra): WorkerService {
     onEvent: () => relay.nudge(),
   });
 
-  // Analytics rollups are counted with the clicks, exactly once per click (one transaction per batch).
+  // Analytics rollups are counted with the clicks, exactly once per click (one transaction per batch), as the last step
+  // before a batch is acknowledged, while the next batch is written.
   const rollups = new RollupWriter({
     client: mongo.client,
     store: stores.rollups,
     clicks: stores.clicks.clicks,
     // A merge that failed is retried by the settling job at the latest.
     onError: (error) => logger.warn({ err: error }, 'merging rollup parts failed'),
+    registry: metrics.registry,
   });
   const settler = new RollupSettler({
     db: mongo.db,
@@ -117,9 +119,8 @@ export function buildWorker(infra: Infra): WorkerService {
     batchWaitMs: config.clicks.batchWaitMs,
     counting: [
       new ClickUsage({ db: mongo.db, client: mongo.client, workspaces: stores.workspaces, events: stores.events, onEvent: () => relay.nudge() }).afterCount,
-      ...(config.analytics.rollups ? [rollups.afterCount] : []),
     ],
-    ...(config.analytics.rollups ? { arriving: rollups.arriving } : {}),
+    ...(config.analytics.rollups ? { arriving: rollups.arriving, finishing: rollups.finishing } : {}),
     retention: (records) => retention.forBatch(records),
     ackWaitMs: config.analytics.clickAckWaitMs,
     derived: [
