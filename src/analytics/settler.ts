@@ -5,6 +5,7 @@
 import type { Db } from 'mongodb';
 import type { Lease } from '../events/lease.ts';
 import type { Logger } from '../platform/logger.ts';
+import { Periodic } from '../platform/periodic.ts';
 import { migrateLegacyRollups } from './legacy-rollups.ts';
 import { SETTLE_AFTER_MS, type RollupStore } from './rollup.store.ts';
 
@@ -19,41 +20,32 @@ export interface RollupSettlerOptions {
 
 export class RollupSettler {
   private readonly o: RollupSettlerOptions;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private readonly rounds: Periodic;
   private migrated = false;
 
   constructor(options: RollupSettlerOptions) {
     this.o = options;
+    this.rounds = new Periodic({
+      intervalMs: options.intervalMs,
+      lease: options.lease,
+      logger: options.logger,
+      failure: 'rollup settling failed; the next round retries',
+      round: (now) => this.round(now.getTime()),
+      atStart: true,
+    });
   }
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.tick(), this.o.intervalMs);
-    this.timer.unref();
-    void this.tick();
+    this.rounds.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
-    await this.o.lease?.release().catch(() => undefined);
+  stop(): Promise<void> {
+    return this.rounds.stop();
   }
 
   /** One round: the legacy rollups (first round only), then every bucket ended SETTLE_AFTER_MS before `now`. */
-  runOnce(now = Date.now()): Promise<void> {
-    this.running ??= this.round(now).finally(() => (this.running = null));
-    return this.running;
-  }
-
-  private async tick(): Promise<void> {
-    try {
-      if (this.o.lease && !(await this.o.lease.acquire())) return;
-      await this.runOnce();
-    } catch (error) {
-      this.o.logger.warn({ err: error }, 'rollup settling failed; the next round retries');
-    }
+  runOnce(now = new Date()): Promise<void> {
+    return this.rounds.runOnce(now);
   }
 
   private async round(now: number): Promise<void> {

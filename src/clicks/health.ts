@@ -3,6 +3,7 @@
 // (lease), so three failures mean three probes, not three replicas probing once.
 import type { Collection } from 'mongodb';
 import type { Lease } from '../events/lease.ts';
+import { Periodic } from '../platform/periodic.ts';
 import type { LinkDoc } from '../links/link.store.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { ResolvedAddress, TargetOptions } from '../webhooks/ssrf.ts';
@@ -33,8 +34,7 @@ interface Target {
 
 export class DestinationHealthChecker {
   private readonly o: DestinationHealthCheckerOptions;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private readonly rounds: Periodic;
 
   private readonly targets: TargetOptions;
   /** Probes connect through these: each connection to a checked address (outbound.ts), as webhook deliveries do. */
@@ -44,36 +44,22 @@ export class DestinationHealthChecker {
     this.o = options;
     this.targets = { allowPrivate: options.allowPrivate, ...(options.lookup ? { lookup: options.lookup } : {}) };
     this.agents = outboundAgents(this.targets);
+    this.rounds = new Periodic({ intervalMs: options.intervalMs, lease: options.lease, logger: options.logger, failure: 'rotator health round failed', round: (now) => this.round(now) });
   }
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.tick(), this.o.intervalMs);
-    this.timer.unref();
+    this.rounds.start();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
-    await this.o.lease?.release().catch(() => undefined);
+    await this.rounds.stop();
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
 
   /** Probes every destination once (a round in progress is joined rather than doubled). */
   runOnce(now = new Date()): Promise<void> {
-    this.running ??= this.round(now).finally(() => (this.running = null));
-    return this.running;
-  }
-
-  private async tick(): Promise<void> {
-    try {
-      if (this.o.lease && !(await this.o.lease.acquire())) return;
-      await this.runOnce();
-    } catch (error) {
-      this.o.logger.warn({ err: error }, 'rotator health round failed');
-    }
+    return this.rounds.runOnce(now);
   }
 
   private async round(now: Date): Promise<void> {

@@ -1,6 +1,8 @@
 // The worker's click ingestion: a durable pull consumer on CLICKS whose messages are gathered into batches (up to
 // batchSize, or whatever arrived within batchWaitMs of the first), written with one bulk insert, counted, then
-// acknowledged together. A MongoDB failure naks the batch; the click ids make the redelivery harmless.
+// acknowledged together. With a `finishing` step (the analytics rollups), that step runs while the next batch is
+// written, and the batch is acknowledged once it is done. A MongoDB failure naks the batch; the click ids make the
+// redelivery harmless.
 import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';

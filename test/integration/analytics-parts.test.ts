@@ -5,6 +5,8 @@ import { randomClick, seeded, type TestLink } from '../helpers/analytics-clicks.
 import { CELL_PRECISION, Hll, TOTAL_PRECISION, hashVisitor } from '../../src/analytics/hll.ts';
 import { COMPACT_AFTER, RollupStore, rollupId, type RollupView } from '../../src/analytics/rollup.store.ts';
 import { migrateLegacyRollups } from '../../src/analytics/legacy-rollups.ts';
+import { RollupSettler } from '../../src/analytics/settler.ts';
+import { pino } from 'pino';
 import { isBot } from '../../src/analytics/dimensions.ts';
 import type { ClickRecord } from '../../src/clicks/click-record.ts';
 
@@ -165,6 +167,21 @@ describe('analytics rollups stored as parts (one per batch, merged, settled, rea
     const quarterDay: RollupView[] = [];
     for await (const doc of store.read({ workspaceId: 'ws_legacy', links: null, dimension: '_', runs: [{ grain: 's', from: six, to: six + 6 * 3_600_000 }] })) quarterDay.push(doc);
     expect(cellOf(quarterDay, '_', TOTAL_PRECISION)).to.deep.equal(totals);
+  });
+
+  it("the worker's settling job turns legacy rollups into parts on its first round, and settles ended buckets every round", async () => {
+    const store = new RollupStore(db);
+    const rand = seeded(16);
+    const id = `ws_job||h|${HOUR}|_`;
+    await db.collection('analytics_rollups').insertOne({ _id: id as never, w: 'ws_job', l: '', g: 'h', t: new Date(HOUR), d: '_', v: { _: { _: { c: 5, b: 0, cv: 0 } } } });
+    for (let batch = 0; batch < 3; batch++) await store.apply(randomClicks(rand, 'ws_job', 10));
+    const settler = new RollupSettler({ db, store, logger: pino({ level: 'silent' }), intervalMs: 3_600_000 });
+    await settler.runOnce(new Date(HOUR + 2 * 86_400_000));
+    expect(await db.collection('analytics_rollups').countDocuments({ w: 'ws_job' })).to.equal(0);
+    // Every bucket of the day has ended: one part per rollup, none left to settle.
+    expect(await store.parts.countDocuments({ r: rollupId('ws_job', '', 'h', HOUR, '_') })).to.equal(1);
+    expect(await store.parts.countDocuments({ r: { $regex: '^ws_job\\|' }, u: { $exists: true } })).to.equal(0);
+    expect(cellOf(await readAll(store, 'ws_job', '_'), '_', TOTAL_PRECISION).clicks).to.equal(35);
   });
 
   it('deletes the parts of a workspace, and only of that workspace', async () => {
