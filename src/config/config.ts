@@ -353,7 +353,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       accessLogClicks: r.boolean('REDIRECT_ACCESS_LOG_CLICKS', false),
     },
     clicks: {
-      batchSize: r.int('CLICK_BATCH_SIZE', 5000, 1, 10_000),
+      batchSize: r.int('CLICK_BATCH_SIZE', 10_000, 1, 10_000),
       batchWaitMs: r.int('CLICK_BATCH_WAIT_MS', 200, 1, 60_000),
       healthCheckIntervalMs: r.int('ROTATOR_HEALTH_INTERVAL_MS', 60_000, 100, 86_400_000),
     },
