@@ -39,16 +39,26 @@ function formatter(zone: string): Intl.DateTimeFormat {
   return f;
 }
 
+// Names asked before and their answers: building an Intl.DateTimeFormat to check a name took 0.3 ms of every
+// analytics request. Bounded, as the names come from requests.
+const canonical = new Map<string, string | null>();
+
 /** The canonical name of an IANA zone, or null if the runtime does not know it. */
 export function canonicalZone(name: string): string | null {
   if (name.length === 0 || name.length > 64) return null;
+  const known = canonical.get(name);
+  if (known !== undefined) return known;
+  let answer: string | null;
   try {
     const resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
     // ICU answers some current names with their older alias (Asia/Kathmandu → Asia/Katmandu): keep the name asked.
-    return resolved.toLowerCase() === name.toLowerCase() ? resolved : name;
+    answer = resolved.toLowerCase() === name.toLowerCase() ? resolved : name;
   } catch {
-    return null;
+    answer = null;
   }
+  if (canonical.size >= 1000) canonical.clear();
+  canonical.set(name, answer);
+  return answer;
 }
 
 export interface LocalParts {

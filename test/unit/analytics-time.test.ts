@@ -98,5 +98,7 @@ describe('analytics time zones and rollup buckets', () => {
     expect(canonicalZone('america/new_york')).to.equal('America/New_York');
     expect(canonicalZone('Mars/Olympus')).to.equal(null);
     expect(canonicalZone('')).to.equal(null);
+    // Asked again (answered from the names kept): the same answers.
+    expect([canonicalZone('america/new_york'), canonicalZone('Mars/Olympus'), canonicalZone('Asia/Kathmandu')]).to.deep.equal(['America/New_York', null, 'Asia/Kathmandu']);
   });
 });
