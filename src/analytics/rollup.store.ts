@@ -24,6 +24,7 @@ import { CELL_PRECISION, TOTAL_PRECISION, hashVisitor, registerOf } from './hll.
 import { addCell, addRevenue, decodeCells, encodeCells, newCell, type Cell, type CellBuilder, type Revenue } from './cells.ts';
 import { DIMENSIONS, TOTAL, cellKey, dimensionValues, documentGroup, isBot, type Dimension } from './dimensions.ts';
 import { GRAIN_MS, bucketStart, type Grain, type Run } from './time.ts';
+import { PartCache } from './part-cache.ts';
 
 export { addRevenue, type Revenue } from './cells.ts';
 
@@ -324,9 +325,17 @@ export class RollupStore {
   private readonly written = new Map<string, number>();
   private readonly due = new Set<string>();
 
+  /** Bytes of parts read before, kept for later reads (an api process's; see part-cache.ts). */
+  private cache: PartCache | null = null;
+
   constructor(db: Db) {
     this.parts = db.collection<RollupPartDoc>('analytics_parts');
     this.client = db.client;
+  }
+
+  /** Reads keep the bytes of the parts they fetch in `cache` and take them from there next time. */
+  cacheParts(cache: PartCache | null): void {
+    this.cache = cache;
   }
 
   async ensureIndexes(): Promise<void> {
@@ -479,12 +488,31 @@ export class RollupStore {
     const workspaces: string[] = typeof workspaceId === 'string' ? [workspaceId] : [...workspaceId];
     const projection = { _id: 0, r: 1, [`c.${dimension}`]: 1 };
     const keys = query.keys ? new Set(query.keys) : null;
-    const view = (part: RollupPartDoc): RollupView => {
-      const bytes = part.c?.[dimension];
-      return { ...parseRollupId(part.r), cells: bytes ? decodeCells(bytes.buffer, keys) : [] };
-    };
+    const cellsOf = (r: string, bytes: Uint8Array | null | undefined): RollupView => ({ ...parseRollupId(r), cells: bytes ? decodeCells(bytes, keys) : [] });
+    const view = (part: RollupPartDoc): RollupView => cellsOf(part.r, part.c?.[dimension]?.buffer);
     // One snapshot for every query of this read: a merge commits its part and its deletions together.
     const session = this.client.startSession({ snapshot: true });
+    const { parts, cache } = this;
+    // The parts of these rollups. With a cache, their ids first (from the rollup index), then the bytes of the parts
+    // it does not hold; a part's bytes never change, and the snapshot still holds every part the ids named.
+    async function* byRollupIds(ids: string[]): AsyncGenerator<RollupView> {
+      if (!cache) {
+        for await (const part of parts.find({ r: { $in: ids } }, { projection, session })) yield view(part);
+        return;
+      }
+      const missing: ObjectId[] = [];
+      for await (const part of parts.find({ r: { $in: ids } }, { projection: { _id: 1, r: 1 }, session })) {
+        const cells = cache.get(PartCache.key(part._id.toHexString(), dimension));
+        if (cells === undefined) missing.push(part._id);
+        else yield cellsOf(part.r, cells);
+      }
+      for (let i = 0; i < missing.length; i += ID_CHUNK) {
+        const filter: Filter<RollupPartDoc> = { _id: { $in: missing.slice(i, i + ID_CHUNK) } };
+        for await (const part of parts.find(filter, { projection: { ...projection, _id: 1 }, session })) {
+          yield cellsOf(part.r, cache.set(PartCache.key(part._id.toHexString(), dimension), part.c?.[dimension]?.buffer ?? null));
+        }
+      }
+    }
     try {
       if (links === 'all-links') {
         // Links unknown beforehand: every link-level part of each run, a range of rollup ids per workspace.
@@ -508,11 +536,11 @@ export class RollupStore {
         for (let t = run.from; t < run.to; t += step) {
           for (const w of workspaces) for (const l of ls) ids.push(rollupId(w, l, run.grain, t, d));
           if (ids.length < ID_CHUNK) continue;
-          for await (const part of this.parts.find({ r: { $in: ids } }, { projection, session })) yield view(part);
+          yield* byRollupIds(ids);
           ids = [];
         }
       }
-      if (ids.length > 0) for await (const part of this.parts.find({ r: { $in: ids } }, { projection, session })) yield view(part);
+      if (ids.length > 0) yield* byRollupIds(ids);
     } finally {
       await session.endSession();
     }

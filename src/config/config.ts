@@ -89,6 +89,8 @@ export interface Config {
     readonly settleIntervalMs: number;
     /** CSV exports running at once per workspace (across API pods); one more answers 429. */
     readonly exportsPerWorkspace: number;
+    /** Bytes of rollup parts an api process keeps from one query to the next (part-cache.ts); 0 keeps none. */
+    readonly partCacheBytes: number;
     /** How long the click ingestion may hold a batch before JetStream redelivers it (a dead worker's batch waits this long). */
     readonly clickAckWaitMs: number;
   };
@@ -362,6 +364,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       rollups: r.boolean('ANALYTICS_ROLLUPS', true),
       settleIntervalMs: r.int('ANALYTICS_SETTLE_INTERVAL_MS', 60_000, 100, 3_600_000),
       exportsPerWorkspace: r.int('ANALYTICS_EXPORTS_PER_WORKSPACE', 2, 1, 100),
+      partCacheBytes: r.int('ANALYTICS_PART_CACHE_MB', 64, 0, 16_384) * 1024 * 1024,
       clickAckWaitMs: r.int('CLICK_ACK_WAIT_MS', 60_000, 1_000, 3_600_000),
     },
     domains: {

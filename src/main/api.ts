@@ -54,6 +54,7 @@ import { AlertService } from '../alerts/alert.service.ts';
 import { alertRoutes } from '../alerts/alert.routes.ts';
 import { openApiRoutes } from '../http/openapi.routes.ts';
 import { AnalyticsService } from '../analytics/analytics.service.ts';
+import { PartCache } from '../analytics/part-cache.ts';
 import { EdgeClickStore } from '../analytics/edge-clicks.store.ts';
 import { analyticsRoutes } from '../analytics/analytics.routes.ts';
 import { ConversionRollup } from '../analytics/conversion-rollup.ts';
@@ -199,6 +200,8 @@ export function buildApi(infra: Infra): ApiService {
     logger.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is on: webhook endpoints may target loopback and private addresses (development only)');
   }
 
+  // The api's queries keep the parts they read (the worker's alert figures read the latest quarter-hours, mostly new).
+  stores.rollups.cacheParts(new PartCache(config.analytics.partCacheBytes, metrics.registry));
   const analytics = new AnalyticsService({ rollups: stores.rollups, edges: new EdgeClickStore(stores.clicks.clicks), links: stores.links.collection, defaultBaseUrl: config.shortLinkBaseUrl });
 
   const routes: RouteSpec[] = [

@@ -7,6 +7,8 @@ import { COMPACT_AFTER, RollupStore, rollupId, type RollupView } from '../../src
 import { migrateLegacyRollups } from '../../src/analytics/legacy-rollups.ts';
 import { RollupSettler } from '../../src/analytics/settler.ts';
 import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { PartCache } from '../../src/analytics/part-cache.ts';
 import { isBot } from '../../src/analytics/dimensions.ts';
 import type { ClickRecord } from '../../src/clicks/click-record.ts';
 
@@ -105,6 +107,57 @@ describe('analytics rollups stored as parts (one per batch, merged, settled, rea
     expect(totals.humans).to.deep.equal(humansOf(clicks, TOTAL_PRECISION));
     const us = clicks.filter((c) => c.visitor.country === 'US');
     expect(cellOf(await readAll(writer, 'ws_race', 'country'), 'US', CELL_PRECISION).clicks).to.equal(us.length);
+  });
+
+  it("an api's cache of part bytes answers as the database does, reads merged and new parts afresh, and keeps to its budget", async () => {
+    const writer = new RollupStore(db);
+    const registry = new Registry();
+    const cache = new PartCache(1 << 20, registry);
+    const reader = new RollupStore(db);
+    reader.cacheParts(cache);
+    const counter = async (name: string) => (await registry.getSingleMetric(name)!.get()).values[0]?.value ?? 0;
+    const rand = seeded(23);
+    const clicks: ClickRecord[] = [];
+    for (let batch = 0; batch < 3; batch++) {
+      const part = randomClicks(rand, 'ws_cache', 30);
+      clicks.push(...part);
+      await writer.apply(part);
+    }
+    const id = rollupId('ws_cache', '', 'h', HOUR, '_');
+    expect(await writer.parts.countDocuments({ r: id })).to.equal(3);
+    const sorted = (views: RollupView[]) => views.map((v) => JSON.stringify(v)).sort();
+    const uncached = sorted(await readAll(writer, 'ws_cache', '_'));
+    // First read: every part fetched and kept; second read: every part from the cache, the same views.
+    expect(sorted(await readAll(reader, 'ws_cache', '_'))).to.deep.equal(uncached);
+    expect([await counter('linkplane_analytics_part_cache_misses_total'), await counter('linkplane_analytics_part_cache_hits_total')]).to.deep.equal([3, 0]);
+    expect(sorted(await readAll(reader, 'ws_cache', '_'))).to.deep.equal(uncached);
+    expect([await counter('linkplane_analytics_part_cache_misses_total'), await counter('linkplane_analytics_part_cache_hits_total')]).to.deep.equal([3, 3]);
+    // Another dimension of the same parts is kept apart.
+    expect(sorted(await readAll(reader, 'ws_cache', 'country'))).to.deep.equal(sorted(await readAll(writer, 'ws_cache', 'country')));
+    expect(await counter('linkplane_analytics_part_cache_misses_total')).to.equal(6);
+    // A merge replaces the three parts by a new one, and a batch after it adds another: both read afresh, nothing twice.
+    await writer.compact([id], true);
+    const late = randomClicks(rand, 'ws_cache', 5);
+    clicks.push(...late);
+    await writer.apply(late);
+    const views = await readAll(reader, 'ws_cache', '_');
+    expect(views).to.have.length(2);
+    expect(await counter('linkplane_analytics_part_cache_misses_total')).to.equal(8);
+    const totals = cellOf(views, '_', TOTAL_PRECISION);
+    expect(totals.clicks).to.equal(clicks.length);
+    expect(totals.humans).to.deep.equal(humansOf(clicks, TOTAL_PRECISION));
+    // A budget that holds either part but not both: the older one goes, the answer stays whole.
+    const entrySizes = (await writer.parts.find({ r: id }).toArray()).map((part) => 128 + PartCache.key(part._id.toHexString(), '_').length * 2 + part.c._!.buffer.byteLength);
+    expect(entrySizes).to.have.length(2);
+    const small = new PartCache(Math.max(...entrySizes) + Math.min(...entrySizes) - 1);
+    const tight = new RollupStore(db);
+    tight.cacheParts(small);
+    for (let round = 0; round < 3; round++) {
+      const read = cellOf(await readAll(tight, 'ws_cache', '_'), '_', TOTAL_PRECISION);
+      expect(read.clicks).to.equal(clicks.length);
+      expect(small.bytes).to.be.at.most(small.maxBytes);
+    }
+    expect(small.size).to.equal(1);
   });
 
   it('settles the buckets that ended into one part each, and leaves open buckets alone', async () => {
