@@ -241,30 +241,28 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
       raw_documents_stored: false,
     };
 
-    const apiPort = await freePort();
     // The api collects garbage when the export phase asks (see forcedGc); BENCH_PROFILE=<dir> also has it write a CPU
     // profile there when it stops.
     const gcHook = `${process.env.BENCH_API_NODE_FLAGS ?? ''} --expose-gc --import=${new URL('./servers/gc-on-message.ts', import.meta.url).pathname}`;
     const nodeOptions = process.env.BENCH_PROFILE ? `${gcHook} --cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` : gcHook;
-    const api = await startChild('src/main/run.ts', ['api'], { ...baseEnv, NODE_OPTIONS: nodeOptions, MONGODB_DB: 'linkplane_bench', NATS_PREFIX: natsPrefix(), API_PORT: String(apiPort) }, `http://127.0.0.1:${apiPort}/healthz`);
-    children.push(api);
-    const base = `http://127.0.0.1:${apiPort}/v1/analytics`;
-    const queries: Record<string, string> = {
-      summary_90d_utc: `${base}/summary?interval=90d`,
-      timeseries_90d_daily_utc: `${base}/timeseries?interval=90d&granularity=day`,
-      timeseries_90d_daily_new_york: `${base}/timeseries?interval=90d&granularity=day&timezone=America/New_York`,
-      breakdown_country_90d_utc: `${base}/breakdown?interval=90d&dimension=country`,
-      breakdown_country_90d_kolkata: `${base}/breakdown?interval=90d&dimension=country&timezone=Asia/Kolkata`,
+    const startApi = async (env: Record<string, string> = {}) => {
+      const apiPort = await freePort();
+      const api = await startChild('src/main/run.ts', ['api'], { ...baseEnv, NODE_OPTIONS: nodeOptions, MONGODB_DB: 'linkplane_bench', NATS_PREFIX: natsPrefix(), API_PORT: String(apiPort), ...env }, `http://127.0.0.1:${apiPort}/healthz`);
+      return { api, base: `http://127.0.0.1:${apiPort}/v1/analytics` };
     };
-    const latencies: Record<string, unknown> = {};
-    for (const [name, url] of Object.entries(phases.has('queries') ? queries : {})) {
-      const check = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
-      if (check.status !== 200) throw new Error(`${name}: ${check.status} ${await check.text()}`);
-      const run = await autocannon({ url, connections: 1, duration: options.seconds, headers: { Authorization: `Bearer ${key}` } });
-      latencies[name] = { p50_ms: run.latency.p50, p99_ms: run.latency.p99, requests: run.requests.total, non2xx: run.non2xx };
-      console.error(`${name}: p50 ${run.latency.p50} ms, p99 ${run.latency.p99} ms (${run.requests.total} requests)`);
+    if (phases.has('queries')) {
+      // First an api that keeps no rollup parts between queries (every part through devdb and the driver, as a query
+      // of a range nobody asked for lately), then one with its part cache (the default, as a dashboard asking again).
+      const uncached = await startApi({ ANALYTICS_PART_CACHE_MB: '0' });
+      try {
+        result.queries_without_part_cache = await queryLatencies(uncached.base, key, options.seconds, 'without part cache');
+      } finally {
+        await stopChild(uncached.api);
+      }
     }
-    result.queries = latencies;
+    const { api, base } = await startApi();
+    children.push(api);
+    if (phases.has('queries')) result.queries = await queryLatencies(base, key, options.seconds, 'with part cache');
 
     // 3. CSV export of raw clicks.
     if (phases.has('export')) result.export = await exportPhase(database, db, api, base, end);
@@ -275,6 +273,29 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
     await database.close();
     for (const child of children.reverse()) await stopChild(child);
   }
+}
+
+/** p50 and p99 of each query, one connection, for `seconds` each; `first_ms` is the first request's time. */
+async function queryLatencies(base: string, key: string, seconds: number, label: string): Promise<Record<string, unknown>> {
+  const queries: Record<string, string> = {
+    summary_90d_utc: `${base}/summary?interval=90d`,
+    timeseries_90d_daily_utc: `${base}/timeseries?interval=90d&granularity=day`,
+    timeseries_90d_daily_new_york: `${base}/timeseries?interval=90d&granularity=day&timezone=America/New_York`,
+    breakdown_country_90d_utc: `${base}/breakdown?interval=90d&dimension=country`,
+    breakdown_country_90d_kolkata: `${base}/breakdown?interval=90d&dimension=country&timezone=Asia/Kolkata`,
+  };
+  const latencies: Record<string, unknown> = {};
+  for (const [name, url] of Object.entries(queries)) {
+    const firstStarted = performance.now();
+    const check = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
+    if (check.status !== 200) throw new Error(`${name}: ${check.status} ${await check.text()}`);
+    await check.arrayBuffer();
+    const first = Math.round(performance.now() - firstStarted);
+    const run = await autocannon({ url, connections: 1, duration: seconds, headers: { Authorization: `Bearer ${key}` } });
+    latencies[name] = { p50_ms: run.latency.p50, p99_ms: run.latency.p99, first_ms: first, requests: run.requests.total, non2xx: run.non2xx };
+    console.error(`${name} (${label}): p50 ${run.latency.p50} ms, p99 ${run.latency.p99} ms, first ${first} ms (${run.requests.total} requests)`);
+  }
+  return latencies;
 }
 
 /** Phase 3: BENCH_EXPORT_ROWS raw clicks stored in the day before `end`, then exported once as CSV. */
