@@ -50,6 +50,7 @@ export class PartCache {
 
   /** Keeps a copy of the cells (the driver's bytes are views into a whole reply), dropping the least used beyond the budget. */
   set(key: string, cells: Uint8Array | null): CachedCells {
+    // Uint8Array's slice copies; a Buffer's own slice would be another view of the reply.
     const kept = cells === null ? null : Uint8Array.prototype.slice.call(cells);
     const size = sizeOf(key, kept);
     if (size > this.maxBytes) return kept;

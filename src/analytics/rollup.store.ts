@@ -488,8 +488,8 @@ export class RollupStore {
     const workspaces: string[] = typeof workspaceId === 'string' ? [workspaceId] : [...workspaceId];
     const projection = { _id: 0, r: 1, [`c.${dimension}`]: 1 };
     const keys = query.keys ? new Set(query.keys) : null;
-    const cellsOf = (r: string, bytes: Uint8Array | null | undefined): RollupView => ({ ...parseRollupId(r), cells: bytes ? decodeCells(bytes, keys) : [] });
-    const view = (part: RollupPartDoc): RollupView => cellsOf(part.r, part.c?.[dimension]?.buffer);
+    const viewOf = (r: string, bytes: Uint8Array | null | undefined): RollupView => ({ ...parseRollupId(r), cells: bytes ? decodeCells(bytes, keys) : [] });
+    const view = (part: RollupPartDoc): RollupView => viewOf(part.r, part.c?.[dimension]?.buffer);
     // One snapshot for every query of this read: a merge commits its part and its deletions together.
     const session = this.client.startSession({ snapshot: true });
     const { parts, cache } = this;
@@ -504,12 +504,12 @@ export class RollupStore {
       for await (const part of parts.find({ r: { $in: ids } }, { projection: { _id: 1, r: 1 }, session })) {
         const cells = cache.get(PartCache.key(part._id.toHexString(), dimension));
         if (cells === undefined) missing.push(part._id);
-        else yield cellsOf(part.r, cells);
+        else yield viewOf(part.r, cells);
       }
       for (let i = 0; i < missing.length; i += ID_CHUNK) {
         const filter: Filter<RollupPartDoc> = { _id: { $in: missing.slice(i, i + ID_CHUNK) } };
         for await (const part of parts.find(filter, { projection: { ...projection, _id: 1 }, session })) {
-          yield cellsOf(part.r, cache.set(PartCache.key(part._id.toHexString(), dimension), part.c?.[dimension]?.buffer ?? null));
+          yield viewOf(part.r, cache.set(PartCache.key(part._id.toHexString(), dimension), part.c?.[dimension]?.buffer ?? null));
         }
       }
     }

@@ -89,7 +89,7 @@ export interface Config {
     readonly settleIntervalMs: number;
     /** CSV exports running at once per workspace (across API pods); one more answers 429. */
     readonly exportsPerWorkspace: number;
-    /** Bytes of rollup parts an api process keeps from one query to the next (part-cache.ts); 0 keeps none. */
+    /** Bytes of rollup parts an api process keeps from one query to the next (part-cache.ts); 0 turns it off. */
     readonly partCacheBytes: number;
     /** How long the click ingestion may hold a batch before JetStream redelivers it (a dead worker's batch waits this long). */
     readonly clickAckWaitMs: number;

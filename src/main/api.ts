@@ -201,7 +201,8 @@ export function buildApi(infra: Infra): ApiService {
   }
 
   // The api's queries keep the parts they read (the worker's alert figures read the latest quarter-hours, mostly new).
-  stores.rollups.cacheParts(new PartCache(config.analytics.partCacheBytes, metrics.registry));
+  // Without a budget, no cache at all: a read then fetches its parts in one query instead of their ids first.
+  if (config.analytics.partCacheBytes > 0) stores.rollups.cacheParts(new PartCache(config.analytics.partCacheBytes, metrics.registry));
   const analytics = new AnalyticsService({ rollups: stores.rollups, edges: new EdgeClickStore(stores.clicks.clicks), links: stores.links.collection, defaultBaseUrl: config.shortLinkBaseUrl });
 
   const routes: RouteSpec[] = [
