@@ -18,6 +18,7 @@ import type { EdgeClickStore } from './edge-clicks.store.ts';
 import { fromClickDoc } from './raw-click.ts';
 import { addRevenue, type Cell, type Revenue } from './cells.ts';
 import type { RollupStore } from './rollup.store.ts';
+import type { EstimateMemo } from './part-cache.ts';
 import { GRAIN_MS, HOUR_MS, DAY_MS, decompose, isoInZone, nextPeriod, periodStart, type Granularity, type Grain, type Run } from './time.ts';
 import { rangeView, resolve, type Resolved } from './query.ts';
 import {
@@ -45,8 +46,27 @@ export interface AnalyticsScope {
   plan: Plan;
 }
 
+/**
+ * What names the sketches an Acc unites, for the estimate memo beyond the ids of the parts: the query's cells (level,
+ * dimension, grouping and filter keys, see collect) and the group's key.
+ */
+interface MemoScope {
+  memo: EstimateMemo;
+  cells: string;
+}
+
 /** What a group of cells adds up to. */
 class Acc {
+  private readonly scope: MemoScope | null;
+  private readonly group: string;
+  /** Ids of the parts whose cells were added: a part's cells come together, so a part is listed once. */
+  private readonly parts: string[] = [];
+
+  constructor(scope: MemoScope | null = null, group = '') {
+    this.scope = scope;
+    this.group = group;
+  }
+
   c = 0;
   b = 0;
   cv = 0;
@@ -59,7 +79,9 @@ class Acc {
   humanRegisters: number[] = [];
   botRegisters: number[] = [];
 
-  add(cell: Cell): void {
+  /** Adds a cell of the part `part` (its id). */
+  add(cell: Cell, part: string): void {
+    if (this.parts[this.parts.length - 1] !== part) this.parts.push(part);
     this.c += cell.c;
     this.b += cell.b;
     this.cv += cell.cv;
@@ -86,6 +108,13 @@ class Acc {
   }
 
   uniques(bots: Resolved['bots']): number {
+    // Known parts only, united as before: the same estimate. Visitors of raw clicks are counted afresh each time.
+    const { scope } = this;
+    if (!scope || this.parts.length === 0 || this.humanRegisters.length > 0 || this.botRegisters.length > 0) return this.unite(bots);
+    return scope.memo.get(`${scope.cells}${JSON.stringify(this.group)}${bots}|${[...this.parts].sort().join(',')}`, () => this.unite(bots));
+  }
+
+  private unite(bots: Resolved['bots']): number {
     const parts = bots === 'exclude' ? this.humans : bots === 'only' ? this.bots : [...this.humans, ...this.bots];
     const registers = bots === 'exclude' ? this.humanRegisters : bots === 'only' ? this.botRegisters : [...this.humanRegisters, ...this.botRegisters];
     if (parts.length === 0 && registers.length === 0) return 0;
@@ -147,6 +176,8 @@ export interface AnalyticsServiceOptions {
   links: Collection<LinkDoc>;
   /** Base URL of links on the default short domain (SHORT_LINK_BASE_URL). */
   defaultBaseUrl: string;
+  /** Estimates kept from one query to the next (an api process's); none: every estimate is worked out afresh. */
+  memo?: EstimateMemo;
 }
 
 type GroupBy = 'value' | 'link' | 'workspace' | 'none';
@@ -301,20 +332,25 @@ export class AnalyticsService {
     const index = new BucketIndex(buckets);
     const filter = r.visitor;
     if (r.links !== null && r.links.length === 0) return out;
+    // What the cells of this query are beyond their parts, for the estimate memo (JSON: one string names one query).
+    const { memo } = this.o;
+    let scope: MemoScope | null = null;
+    const scopeOf = (dim: string, keys: Iterable<string> | null): MemoScope | null => (memo ? { memo, cells: JSON.stringify([dim, groupBy, keys ? [...keys].sort() : null]) } : null);
     const accOf = (bucket: number, group: string): Acc => {
       const groups = out[bucket]!;
       let acc = groups.get(group);
-      if (!acc) groups.set(group, (acc = new Acc()));
+      if (!acc) groups.set(group, (acc = new Acc(scope, group)));
       return acc;
     };
 
     if (filter === null && groupBy !== 'value' && (r.links !== null || groupBy === 'link')) {
       const keys = r.links ? new Set(r.links.map(cellKey)) : null;
+      scope = scopeOf('link', keys);
       const docs = this.o.rollups.read({ workspaceId: r.workspaces, links: null, dimension: 'link', runs: index.allRuns(), keys: keys ? [...keys] : undefined });
       for await (const doc of docs) {
         const bucket = index.find(doc.g, doc.t);
         if (bucket < 0) continue;
-        for (const cell of doc.cells) accOf(bucket, groupBy === 'none' ? '' : groupBy === 'workspace' ? doc.w : cellValue(cell.key)!).add(cell);
+        for (const cell of doc.cells) accOf(bucket, groupBy === 'none' ? '' : groupBy === 'workspace' ? doc.w : cellValue(cell.key)!).add(cell, doc.part);
       }
       return out;
     }
@@ -325,11 +361,12 @@ export class AnalyticsService {
     const dim: Dimension | typeof TOTAL = filter ? filter.dim : groupBy === 'value' ? dimension! : TOTAL;
     const groupOf = (w: string, l: string, key: string): string => (groupBy === 'none' ? '' : groupBy === 'workspace' ? w : groupBy === 'link' ? l : key);
     const runs = index.allRuns();
+    scope = scopeOf(dim, filter ? filter.keys : null);
     const docs = this.o.rollups.read({ workspaceId: r.workspaces, links, dimension: dim, runs: linkLevel ? runs.filter((run) => run.grain === 'd') : runs, keys: filter ? [...filter.keys] : undefined });
     for await (const doc of docs) {
       const bucket = index.find(doc.g, doc.t);
       if (bucket < 0) continue;
-      for (const cell of doc.cells) accOf(bucket, groupOf(doc.w, doc.l, cell.key)).add(cell);
+      for (const cell of doc.cells) accOf(bucket, groupOf(doc.w, doc.l, cell.key)).add(cell, doc.part);
     }
     if (!linkLevel || links === null || dim === TOTAL) return out;
 

@@ -55,6 +55,8 @@ export interface RollupKey {
 
 /** The cells of one dimension of one stored part, as read for a query. */
 export interface RollupView extends RollupKey {
+  /** The part's id: a part never changes, so its id names these cells for good. */
+  part: string;
   cells: Cell[];
 }
 
@@ -486,10 +488,10 @@ export class RollupStore {
     if (Array.isArray(links) && links.length === 0) return;
     if (typeof workspaceId !== 'string' && workspaceId.length === 0) return;
     const workspaces: string[] = typeof workspaceId === 'string' ? [workspaceId] : [...workspaceId];
-    const projection = { _id: 0, r: 1, [`c.${dimension}`]: 1 };
+    const projection = { _id: 1, r: 1, [`c.${dimension}`]: 1 };
     const keys = query.keys ? new Set(query.keys) : null;
-    const viewOf = (r: string, bytes: Uint8Array | null | undefined): RollupView => ({ ...parseRollupId(r), cells: bytes ? decodeCells(bytes, keys) : [] });
-    const view = (part: RollupPartDoc): RollupView => viewOf(part.r, part.c?.[dimension]?.buffer);
+    const viewOf = (id: string, r: string, bytes: Uint8Array | null | undefined): RollupView => ({ ...parseRollupId(r), part: id, cells: bytes ? decodeCells(bytes, keys) : [] });
+    const view = (part: RollupPartDoc): RollupView => viewOf(part._id!.toHexString(), part.r, part.c?.[dimension]?.buffer);
     // One snapshot for every query of this read: a merge commits its part and its deletions together.
     const session = this.client.startSession({ snapshot: true });
     const { parts, cache } = this;
@@ -502,14 +504,16 @@ export class RollupStore {
       }
       const missing: ObjectId[] = [];
       for await (const part of parts.find({ r: { $in: ids } }, { projection: { _id: 1, r: 1 }, session })) {
-        const cells = cache.get(PartCache.key(part._id.toHexString(), dimension));
+        const id = part._id.toHexString();
+        const cells = cache.get(PartCache.key(id, dimension));
         if (cells === undefined) missing.push(part._id);
-        else yield viewOf(part.r, cells);
+        else yield viewOf(id, part.r, cells);
       }
       for (let i = 0; i < missing.length; i += ID_CHUNK) {
         const filter: Filter<RollupPartDoc> = { _id: { $in: missing.slice(i, i + ID_CHUNK) } };
-        for await (const part of parts.find(filter, { projection: { ...projection, _id: 1 }, session })) {
-          yield viewOf(part.r, cache.set(PartCache.key(part._id.toHexString(), dimension), part.c?.[dimension]?.buffer ?? null));
+        for await (const part of parts.find(filter, { projection, session })) {
+          const id = part._id.toHexString();
+          yield viewOf(id, part.r, cache.set(PartCache.key(id, dimension), part.c?.[dimension]?.buffer ?? null));
         }
       }
     }

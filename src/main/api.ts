@@ -54,7 +54,7 @@ import { AlertService } from '../alerts/alert.service.ts';
 import { alertRoutes } from '../alerts/alert.routes.ts';
 import { openApiRoutes } from '../http/openapi.routes.ts';
 import { AnalyticsService } from '../analytics/analytics.service.ts';
-import { PartCache } from '../analytics/part-cache.ts';
+import { EstimateMemo, PartCache } from '../analytics/part-cache.ts';
 import { EdgeClickStore } from '../analytics/edge-clicks.store.ts';
 import { analyticsRoutes } from '../analytics/analytics.routes.ts';
 import { ConversionRollup } from '../analytics/conversion-rollup.ts';
@@ -202,8 +202,16 @@ export function buildApi(infra: Infra): ApiService {
 
   // The api's queries keep the parts they read (the worker's alert figures read the latest quarter-hours, mostly new).
   // Without a budget, no cache at all: a read then fetches its parts in one query instead of their ids first.
-  if (config.analytics.partCacheBytes > 0) stores.rollups.cacheParts(new PartCache(config.analytics.partCacheBytes, metrics.registry));
-  const analytics = new AnalyticsService({ rollups: stores.rollups, edges: new EdgeClickStore(stores.clicks.clicks), links: stores.links.collection, defaultBaseUrl: config.shortLinkBaseUrl });
+  // An eighth of the budget keeps unique-visitor estimates worked out from those parts.
+  const keeps = config.analytics.partCacheBytes;
+  if (keeps > 0) stores.rollups.cacheParts(new PartCache(keeps - Math.floor(keeps / 8), metrics.registry));
+  const analytics = new AnalyticsService({
+    rollups: stores.rollups,
+    edges: new EdgeClickStore(stores.clicks.clicks),
+    links: stores.links.collection,
+    defaultBaseUrl: config.shortLinkBaseUrl,
+    memo: keeps > 0 ? new EstimateMemo(Math.floor(keeps / 8), metrics.registry) : undefined,
+  });
 
   const routes: RouteSpec[] = [
     ...keyRoutes(),

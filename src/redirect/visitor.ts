@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../platform/logger.ts';
+import { Lru } from '../platform/lru.ts';
 import { BotVerifier, classifyUserAgent, type BotMatch } from './bots.ts';
 import { IpPrivacy, clientIp } from './client-ip.ts';
 import { GeoDatabases, LocalClock, edgeGeo, mergeGeo, type GeoFacts } from './geo.ts';
@@ -40,8 +41,8 @@ export class VisitorProfiler {
   private readonly clock = new LocalClock();
   private readonly verifier: BotVerifier;
   private readonly ownsVerifier: boolean;
-  private readonly userAgents = new BoundedCache<UserAgentEntry>(USER_AGENT_CACHE_MAX);
-  private readonly acceptLanguages = new BoundedCache<readonly string[]>(ACCEPT_LANGUAGE_CACHE_MAX);
+  private readonly userAgents = new Lru<UserAgentEntry>(USER_AGENT_CACHE_MAX);
+  private readonly acceptLanguages = new Lru<readonly string[]>(ACCEPT_LANGUAGE_CACHE_MAX);
 
   private constructor(redirect: Config['redirect'], geo: GeoDatabases, privacy: IpPrivacy, verifier: BotVerifier, ownsVerifier: boolean) {
     this.redirect = redirect;
@@ -224,34 +225,4 @@ export function parseAcceptLanguage(header: string): string[] {
   }
   ranked.sort((a, b) => b.q - a.q || a.index - b.index);
   return ranked.slice(0, LANGUAGES_MAX).map((entry) => entry.tag);
-}
-
-/**
- * A Map bounded to `max` entries, least recently used evicted first (a hit moves the key to the end; Map keeps
- * insertion order, so the first key is the oldest).
- */
-class BoundedCache<V> {
-  private readonly map = new Map<string, V>();
-  private readonly max: number;
-
-  constructor(max: number) {
-    this.max = max;
-  }
-
-  get(key: string): V | undefined {
-    const value = this.map.get(key);
-    if (value !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, value);
-    }
-    return value;
-  }
-
-  set(key: string, value: V): void {
-    if (this.map.size >= this.max) {
-      const oldest = this.map.keys().next().value;
-      if (oldest !== undefined) this.map.delete(oldest);
-    }
-    this.map.set(key, value);
-  }
 }

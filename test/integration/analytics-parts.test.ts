@@ -8,7 +8,10 @@ import { migrateLegacyRollups } from '../../src/analytics/legacy-rollups.ts';
 import { RollupSettler } from '../../src/analytics/settler.ts';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { PartCache } from '../../src/analytics/part-cache.ts';
+import { EstimateMemo, PartCache } from '../../src/analytics/part-cache.ts';
+import { AnalyticsService, type AnalyticsScope } from '../../src/analytics/analytics.service.ts';
+import { EdgeClickStore } from '../../src/analytics/edge-clicks.store.ts';
+import { PLANS } from '../../src/workspace/plans.ts';
 import { isBot } from '../../src/analytics/dimensions.ts';
 import type { ClickRecord } from '../../src/clicks/click-record.ts';
 
@@ -45,6 +48,9 @@ function cellOf(views: readonly RollupView[], key: string, p: number): { clicks:
   }
   return { clicks, humans: sketch.registers };
 }
+
+/** The rollups the parts belong to, each once. */
+const rollupsOf = (parts: ReadonlyArray<{ r: string }>) => [...new Set(parts.map((part) => part.r))];
 
 const randomClicks = (rand: () => number, w: string, n: number) => Array.from({ length: n }, () => randomClick(rand, w, links, HOUR, HOUR + 3_600_000, 400));
 
@@ -158,6 +164,41 @@ describe('analytics rollups stored as parts (one per batch, merged, settled, rea
       expect(small.bytes).to.be.at.most(small.maxBytes);
     }
     expect(small.size).to.equal(1);
+  });
+
+  it('kept unique-visitor estimates answer exactly as estimates worked out afresh while parts are added, merged and settled', async () => {
+    const store = new RollupStore(db);
+    const registry = new Registry();
+    const memo = new EstimateMemo(1 << 20, registry);
+    const service = (kept?: EstimateMemo) => new AnalyticsService({ rollups: store, edges: new EdgeClickStore(db.collection('clicks')), links: db.collection('links'), defaultBaseUrl: 'https://lp.example', memo: kept });
+    const [keeping, afresh] = [service(memo), service()];
+    const scope: AnalyticsScope = { workspaceId: 'ws_memo', plan: PLANS.business! };
+    // Three hours ending two days ago, answered in Kolkata (buckets of half hours: quarter-hour parts at the edges).
+    const from = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 51 * 3_600_000;
+    const range = { start: new Date(from).toISOString(), end: new Date(from + 3 * 3_600_000).toISOString(), timezone: 'Asia/Kolkata' };
+    const answers = (s: AnalyticsService) =>
+      Promise.all([
+        s.summary(scope, { ...range, bots: 'include' }),
+        s.timeseries(scope, { ...range, granularity: 'hour' }),
+        s.timeseries(scope, { ...range, granularity: 'hour', bots: 'only', country: 'US,FR' }),
+        s.timeseries(scope, { ...range, granularity: 'hour', bots: 'only', country: 'US' }),
+        s.breakdown(scope, { ...range, dimension: 'country' }),
+        s.breakdown(scope, { ...range, dimension: 'link', country: 'IN' }),
+        s.topLinks(scope, { ...range, sort: 'unique_visitors' }),
+      ]);
+    const rand = seeded(31);
+    const hits = async () => (await registry.getSingleMetric('linkplane_analytics_estimate_memo_hits_total')!.get()).values[0]?.value ?? 0;
+    const batch = () => store.apply(Array.from({ length: 60 }, () => randomClick(rand, 'ws_memo', links, from, from + 3 * 3_600_000, 200)));
+    await batch();
+    for (const change of [() => Promise.resolve(), batch, async () => store.compact(rollupsOf(await store.parts.find({}).toArray()), false), batch, () => store.settle(new Date(from + 4 * 3_600_000))]) {
+      await change();
+      const before = await hits();
+      const expected = await answers(afresh);
+      expect(await answers(keeping), 'first answer').to.deep.equal(expected);
+      expect(await answers(keeping), 'answer from kept estimates').to.deep.equal(expected);
+      expect(await hits(), 'the second answer took its estimates from the memo').to.be.greaterThan(before);
+    }
+    expect(memo.size).to.be.greaterThan(0);
   });
 
   it('settles the buckets that ended into one part each, and leaves open buckets alone', async () => {

@@ -1,0 +1,49 @@
+// A Map bounded by the total weight of its entries (their bytes, or 1 each to bound a count), least recently used
+// out first: a hit moves its key to the end, and Map keeps insertion order, so the first keys are the oldest.
+
+export class Lru<V> {
+  private readonly entries = new Map<string, { value: V; weight: number }>();
+  private used = 0;
+
+  readonly maxWeight: number;
+
+  /** `maxWeight` 0 keeps nothing. */
+  constructor(maxWeight: number) {
+    this.maxWeight = maxWeight;
+  }
+
+  /** The value kept under `key` (undefined: none), marked as used last. */
+  get(key: string): V | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.value;
+  }
+
+  /** Keeps `value` under `key` (replacing what was there), dropping the least used beyond the bound; an entry heavier than the whole bound is not kept. */
+  set(key: string, value: V, weight = 1): void {
+    const previous = this.entries.get(key);
+    if (previous !== undefined) {
+      this.entries.delete(key);
+      this.used -= previous.weight;
+    }
+    if (weight > this.maxWeight) return;
+    this.entries.set(key, { value, weight });
+    this.used += weight;
+    for (const [oldest, entry] of this.entries) {
+      if (this.used <= this.maxWeight) break;
+      this.entries.delete(oldest);
+      this.used -= entry.weight;
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The total weight kept. */
+  get weight(): number {
+    return this.used;
+  }
+}
