@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
+import { load } from 'js-yaml';
 import { MongoClient, type Db } from 'mongodb';
 import { pino } from 'pino';
 import { benchDatabase, startChild, stopChild } from './harness.ts';
@@ -243,7 +244,9 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
 
     // The api collects garbage when the export phase asks (see forcedGc); BENCH_PROFILE=<dir> also has it write a CPU
     // profile there when it stops.
-    const gcHook = `${process.env.BENCH_API_NODE_FLAGS ?? ''} --expose-gc --import=${new URL('./servers/gc-on-message.ts', import.meta.url).pathname}`;
+    // The api runs with the Node options the chart gives it (api.nodeOptions), unless BENCH_API_NODE_FLAGS says otherwise.
+    const chartValues = load(readFileSync(new URL('../charts/linkplane/values.yaml', import.meta.url), 'utf8')) as { api: { nodeOptions: string } };
+    const gcHook = `${process.env.BENCH_API_NODE_FLAGS ?? chartValues.api.nodeOptions} --expose-gc --import=${new URL('./servers/gc-on-message.ts', import.meta.url).pathname}`;
     const nodeOptions = process.env.BENCH_PROFILE ? `${gcHook} --cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` : gcHook;
     const startApi = async (env: Record<string, string> = {}) => {
       const apiPort = await freePort();

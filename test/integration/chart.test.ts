@@ -241,11 +241,22 @@ describe('Helm chart charts/linkplane', function () {
       for (const component of Object.keys(PROCESSES)) {
         const container = containerOf(defaults, component);
         assert.deepEqual(container.envFrom, [{ configMapRef: { name: configMap } }]);
-        assert.deepEqual(container.env, SECRET_KEYS.map((key) => ({
+        assert.deepEqual(container.env?.filter((e) => e.name !== 'NODE_OPTIONS'), SECRET_KEYS.map((key) => ({
           name: key,
           valueFrom: { secretKeyRef: { name: secret, key } },
         })));
       }
+    });
+
+    it('gives the api a young generation of 16 MB semi-spaces, and each process the NODE_OPTIONS asked for', async function () {
+      const nodeOptions = (objects: K8sObject[], component: string) => containerOf(objects, component).env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
+      assert.equal(nodeOptions(defaults, 'api'), '--max-semi-space-size=16');
+      assert.equal(nodeOptions(defaults, 'redirect'), undefined);
+      assert.equal(nodeOptions(defaults, 'worker'), undefined);
+      const file = await valuesFile('node-options.yaml', 'api:\n  nodeOptions: ""\nworker:\n  nodeOptions: "--max-old-space-size=384"\n');
+      const objects = await render('--values', file);
+      assert.equal(nodeOptions(objects, 'api'), undefined);
+      assert.equal(nodeOptions(objects, 'worker'), '--max-old-space-size=384');
     });
 
     it('adds extra variables to the ConfigMap without large numbers turning into floats', async function () {
@@ -265,7 +276,7 @@ describe('Helm chart charts/linkplane', function () {
     it('reads an existing Secret instead of rendering one', async function () {
       const objects = await render('--set', 'secrets.existingSecret=managed-elsewhere');
       assert.deepEqual(find(objects, 'Secret'), []);
-      const names = containerOf(objects, 'api').env?.map((variable) => variable.valueFrom?.secretKeyRef?.name);
+      const names = containerOf(objects, 'api').env?.filter((variable) => variable.valueFrom).map((variable) => variable.valueFrom?.secretKeyRef?.name);
       assert.deepEqual(names, ['managed-elsewhere', 'managed-elsewhere']);
     });
   });
