@@ -8,7 +8,7 @@
 //     varint key length, key (UTF-8), varint c, varint b, signed cv, u8 flags (1: human sketch, 2: bot sketch,
 //     4: revenue), [varint length, human sketch], [varint length, bot sketch],
 //     [varint currencies, per currency: varint length, code (ASCII), signed amount]
-import { unionBytes, registersToBytes } from './hll.ts';
+import { SPARSE, unionBytes, registersToBytes } from './hll.ts';
 
 const FORMAT = 1;
 const HUMANS = 1;
@@ -75,6 +75,11 @@ function sketchOf(registers: number[] | null, parts: Uint8Array[] | null, precis
   return registers && registers.length > 0 ? registersToBytes(registers, precision) : null;
 }
 
+/** The one register update of a sketch that has nothing else (no stored sketch), or -1. */
+function single(registers: number[] | null, parts: Uint8Array[] | null): number {
+  return registers !== null && registers.length === 1 && (parts === null || parts.length === 0) ? registers[0]! : -1;
+}
+
 /** A growing byte buffer, reused from one encoding to the next. */
 class Writer {
   buf = Buffer.allocUnsafe(64 * 1024);
@@ -120,6 +125,20 @@ class Writer {
     this.o += b.length;
   }
 
+  /** A sparse sketch (hll.ts) of one register update, packed `index << 8 | rank`, with its length first. */
+  singleRegister(packed: number, p: number): void {
+    const index = packed >>> 8;
+    if (index >= 2 ** p) throw new RangeError('malformed HyperLogLog register');
+    this.reserve(6);
+    const buf = this.buf;
+    buf[this.o++] = 5;
+    buf[this.o++] = SPARSE;
+    buf[this.o++] = p;
+    buf[this.o++] = index >>> 8;
+    buf[this.o++] = index & 0xff;
+    buf[this.o++] = packed & 0xff;
+  }
+
   /** The bytes written, copied out (small ones from Node's buffer pool), and the writer emptied. */
   take(): Buffer {
     const out = Buffer.from(this.buf.subarray(0, this.o));
@@ -145,17 +164,24 @@ export function encodeCells(cells: Iterable<[string, CellBuilder]>, precision: n
   let count = 0;
   for (const [key, cell] of cells) {
     const revenue = cell.rev && Object.keys(cell.rev).some((currency) => cell.rev![currency] !== 0) ? cell.rev : null;
-    const humans = sketchOf(cell.humanRegisters, cell.humanParts, precision);
-    const bots = sketchOf(cell.botRegisters, cell.botParts, precision);
-    if (cell.c === 0 && cell.cv === 0 && !revenue && !humans && !bots) continue;
+    // A sketch of one visitor is written as it is (most cells of a batch), others built first.
+    const oneHuman = single(cell.humanRegisters, cell.humanParts);
+    const oneBot = single(cell.botRegisters, cell.botParts);
+    const humans = oneHuman < 0 ? sketchOf(cell.humanRegisters, cell.humanParts, precision) : null;
+    const bots = oneBot < 0 ? sketchOf(cell.botRegisters, cell.botParts, precision) : null;
+    const hasHumans = humans !== null || oneHuman >= 0;
+    const hasBots = bots !== null || oneBot >= 0;
+    if (cell.c === 0 && cell.cv === 0 && !revenue && !hasHumans && !hasBots) continue;
     count++;
     w.string(key);
     w.varint(cell.c);
     w.varint(cell.b);
     w.signed(cell.cv);
-    w.byte((humans ? HUMANS : 0) | (bots ? BOTS : 0) | (revenue ? REVENUE : 0));
+    w.byte((hasHumans ? HUMANS : 0) | (hasBots ? BOTS : 0) | (revenue ? REVENUE : 0));
     if (humans) w.bytes(humans);
+    else if (oneHuman >= 0) w.singleRegister(oneHuman, precision);
     if (bots) w.bytes(bots);
+    else if (oneBot >= 0) w.singleRegister(oneBot, precision);
     if (revenue) {
       const currencies = Object.keys(revenue).filter((currency) => revenue[currency] !== 0);
       w.varint(currencies.length);

@@ -37,7 +37,7 @@ export function registerOf(hash: VisitorHash, p: number): { index: number; rank:
 const INVERSE_POWERS = Float64Array.from({ length: 256 }, (_, r) => 2 ** -r);
 
 const DENSE = 0;
-const SPARSE = 1;
+export const SPARSE = 1;
 
 export class Hll {
   readonly p: number;

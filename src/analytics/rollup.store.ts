@@ -22,7 +22,7 @@ import type { ClickRecord } from '../clicks/click-record.ts';
 import type { ClickDoc } from '../clicks/click.store.ts';
 import { CELL_PRECISION, TOTAL_PRECISION, hashVisitor, registerOf } from './hll.ts';
 import { addCell, addRevenue, decodeCells, encodeCells, newCell, type Cell, type CellBuilder, type Revenue } from './cells.ts';
-import { DIMENSIONS, TOTAL, cellKey, dimensionValues, documentGroup, isBot, type Dimension } from './dimensions.ts';
+import { DIMENSIONS, TOTAL, cellKey, dimensionValueList, documentGroup, isBot, type Dimension } from './dimensions.ts';
 import { GRAIN_MS, bucketStart, type Grain, type Run } from './time.ts';
 import { PartCache } from './part-cache.ts';
 
@@ -117,6 +117,8 @@ interface DocAcc {
   t: number;
   d: string;
   dims: Map<string, Map<string, CellBuilder>>;
+  /** The cells of `dims` counted into, by slot (a dimension's index in DIMENSIONS, TOTAL_SLOT for the totals). */
+  slots?: Array<Map<string, CellBuilder> | undefined>;
   /** An hour or day holding a single quarter-hour of the batch: its cells are that quarter-hour's, packed once. */
   same?: DocAcc;
   packed?: { c: Record<string, Binary>; z: number };
@@ -132,6 +134,8 @@ const CLICK: Increment = { clicks: true, conversions: 0, revenue: {} };
 
 /** The workspace-level group of each dimension, in DIMENSIONS order. */
 const GROUPS: readonly string[] = DIMENSIONS.map(documentGroup);
+const TOTAL_SLOT = DIMENSIONS.length;
+const LINK_SLOT = DIMENSIONS.indexOf('link');
 
 /** Builds a batch's cells per rollup: workspace quarter-hours (hours and days summed from them), link days. */
 class BatchRollup {
@@ -154,17 +158,16 @@ class BatchRollup {
       totalReg = (total.index << 8) | total.rank;
       cellReg = (cell.index << 8) | cell.rank;
     }
-    const values = dimensionValues(click);
+    const values = dimensionValueList(click);
     const quarter = this.quarterOf(w, bucketStart(ms, 'q'));
     const linkDay = this.linkDay(w, click.link_id, bucketStart(ms, 'd'));
-    count(quarter.totals, TOTAL, TOTAL, inc, bot, totalReg);
-    count(linkDay, TOTAL, TOTAL, inc, bot, totalReg);
+    count(quarter.totals, TOTAL_SLOT, TOTAL, inc, bot, totalReg);
+    count(linkDay, TOTAL_SLOT, TOTAL, inc, bot, totalReg);
     for (let i = 0; i < DIMENSIONS.length; i++) {
-      const dim = DIMENSIONS[i]!;
-      const key = cellKey(values[dim]);
-      count(quarter.groups[i]!, dim, key, inc, bot, cellReg);
+      const key = cellKey(values[i] ?? null);
+      count(quarter.groups[i]!, i, key, inc, bot, cellReg);
       // A link's rollup has no `link` cell: it would repeat its totals, and nothing reads it.
-      if (dim !== 'link') count(linkDay, dim, key, inc, bot, cellReg);
+      if (i !== LINK_SLOT) count(linkDay, i, key, inc, bot, cellReg);
     }
   }
 
@@ -234,17 +237,25 @@ class BatchRollup {
   }
 }
 
-function count(doc: DocAcc, dim: string, key: string, inc: Increment, bot: boolean, reg: number): void {
-  let cells = doc.dims.get(dim);
-  if (!cells) doc.dims.set(dim, (cells = new Map<string, CellBuilder>()));
+/** Counts a click (or conversion) into the cell `key` of the dimension in `slot`. */
+function count(doc: DocAcc, slot: number, key: string, inc: Increment, bot: boolean, reg: number): void {
+  const slots = (doc.slots ??= []);
+  let cells = slots[slot];
+  if (!cells) {
+    slots[slot] = cells = new Map<string, CellBuilder>();
+    doc.dims.set(slot === TOTAL_SLOT ? TOTAL : DIMENSIONS[slot]!, cells);
+  }
   let cell = cells.get(key);
   if (!cell) cells.set(key, (cell = newCell()));
   if (inc.clicks) {
     cell.c++;
     if (bot) {
       cell.b++;
-      (cell.botRegisters ??= []).push(reg);
-    } else (cell.humanRegisters ??= []).push(reg);
+      if (cell.botRegisters) cell.botRegisters.push(reg);
+      else cell.botRegisters = [reg];
+    } else if (cell.humanRegisters) cell.humanRegisters.push(reg);
+    // Most cells of a batch see one visitor: an array of one, where a push into an empty array reserves seventeen.
+    else cell.humanRegisters = [reg];
   }
   cell.cv += inc.conversions;
   if (inc !== CLICK && Object.keys(inc.revenue).length > 0) addRevenue((cell.rev ??= {}), inc.revenue);

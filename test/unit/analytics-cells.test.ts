@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { decodeCells, encodeCells, newCell, addCell, type CellBuilder } from '../../src/analytics/cells.ts';
-import { CELL_PRECISION, Hll, TOTAL_PRECISION, hashVisitor, registerOf } from '../../src/analytics/hll.ts';
+import { CELL_PRECISION, Hll, TOTAL_PRECISION, hashVisitor, registerOf, registersToBytes } from '../../src/analytics/hll.ts';
 import { smallParts } from '../../src/analytics/rollup.store.ts';
 import { seeded } from '../helpers/analytics-clicks.ts';
 
@@ -41,6 +41,25 @@ describe('analytics cells: packing a dimension of a rollup part', () => {
       if (i % 2 === 0) expect(Hll.fromBytes(cell.bots!).registers).to.deep.equal(sketchOf([`bot${i}`], CELL_PRECISION));
       else expect(cell.bots).to.equal(null);
     });
+  });
+
+  it('packs the sketch of a single visitor as registersToBytes does, beside one stored sketch or more visitors', () => {
+    for (const p of [CELL_PRECISION, TOTAL_PRECISION]) {
+      const cells = new Map<string, CellBuilder>();
+      const one = registers(['solo'], p);
+      cells.set('one', { ...newCell(), c: 1, humanRegisters: one });
+      cells.set('bot', { ...newCell(), c: 1, b: 1, botRegisters: registers(['robot'], p) });
+      cells.set('two', { ...newCell(), c: 2, humanRegisters: registers(['x', 'y'], p) });
+      // A register update beside a stored sketch is merged into it, not written alone.
+      cells.set('stored', { ...newCell(), c: 2, humanRegisters: one, humanParts: [registersToBytes(registers(['z'], p), p)] });
+      const [solo, bot, two, stored] = decodeCells(encodeCells(cells, p));
+      expect(solo!.humans).to.deep.equal(Buffer.from(registersToBytes(one, p)));
+      expect(bot!.bots).to.deep.equal(Buffer.from(registersToBytes(registers(['robot'], p), p)));
+      expect(two!.humans).to.deep.equal(Buffer.from(registersToBytes(registers(['x', 'y'], p), p)));
+      expect(Hll.fromBytes(stored!.humans!).registers).to.deep.equal(sketchOf(['solo', 'z'], p));
+    }
+    const beyond = new Map<string, CellBuilder>([['bad', { ...newCell(), c: 1, humanRegisters: [(1 << 10) << 8 | 3] }]]);
+    expect(() => encodeCells(beyond, CELL_PRECISION)).to.throw(RangeError);
   });
 
   it('keeps only the keys asked for, and leaves out cells with nothing in them', () => {
