@@ -8,7 +8,7 @@
 //     varint key length, key (UTF-8), varint c, varint b, signed cv, u8 flags (1: human sketch, 2: bot sketch,
 //     4: revenue), [varint length, human sketch], [varint length, bot sketch],
 //     [varint currencies, per currency: varint length, code (ASCII), signed amount]
-import { SPARSE, unionBytes, registersToBytes } from './hll.ts';
+import { SINGLE_REGISTER_BYTES, unionBytes, registersToBytes, writeSingleRegister } from './hll.ts';
 
 const FORMAT = 1;
 const HUMANS = 1;
@@ -125,18 +125,12 @@ class Writer {
     this.o += b.length;
   }
 
-  /** A sparse sketch (hll.ts) of one register update, packed `index << 8 | rank`, with its length first. */
+  /** The sketch of one register update (hll.ts), with its length first: as `bytes` of registersToBytes([packed]). */
   singleRegister(packed: number, p: number): void {
-    const index = packed >>> 8;
-    if (index >= 2 ** p) throw new RangeError('malformed HyperLogLog register');
-    this.reserve(6);
-    const buf = this.buf;
-    buf[this.o++] = 5;
-    buf[this.o++] = SPARSE;
-    buf[this.o++] = p;
-    buf[this.o++] = index >>> 8;
-    buf[this.o++] = index & 0xff;
-    buf[this.o++] = packed & 0xff;
+    this.reserve(1 + SINGLE_REGISTER_BYTES);
+    this.buf[this.o++] = SINGLE_REGISTER_BYTES;
+    writeSingleRegister(this.buf, this.o, packed, p);
+    this.o += SINGLE_REGISTER_BYTES;
   }
 
   /** The bytes written, copied out (small ones from Node's buffer pool), and the writer emptied. */

@@ -37,7 +37,7 @@ export function registerOf(hash: VisitorHash, p: number): { index: number; rank:
 const INVERSE_POWERS = Float64Array.from({ length: 256 }, (_, r) => 2 ** -r);
 
 const DENSE = 0;
-export const SPARSE = 1;
+const SPARSE = 1;
 
 export class Hll {
   readonly p: number;
@@ -175,6 +175,20 @@ export function unionBytes(parts: readonly Uint8Array[], p: number): Uint8Array 
   return registersToBytes(packed, p);
 }
 
+/** Bytes of a serialised sketch holding one register (sparse: precision, then one index and rank). */
+export const SINGLE_REGISTER_BYTES = 5;
+
+/** Writes at `at` the serialised sketch holding the one register update `packed` (`index << 8 | rank`). */
+export function writeSingleRegister(out: Uint8Array, at: number, packed: number, p: number): void {
+  const index = packed >>> 8;
+  if (index >= 2 ** p) throw new RangeError('malformed HyperLogLog register');
+  out[at] = SPARSE;
+  out[at + 1] = p;
+  out[at + 2] = index >>> 8;
+  out[at + 3] = index & 0xff;
+  out[at + 4] = packed & 0xff;
+}
+
 let sortScratch = new Int32Array(1024);
 
 /** A sketch holding the packed `index << 8 | rank` register updates (the larger rank per register), serialised. */
@@ -182,10 +196,9 @@ export function registersToBytes(packed: readonly number[], p: number): Uint8Arr
   const m = 2 ** p;
   // Most cells of a batch hold a visitor or two: no sort, no typed array.
   if (packed.length === 1 || (packed.length === 2 && packed[0]! >>> 8 === packed[1]! >>> 8)) {
-    const r = packed.length === 1 ? packed[0]! : Math.max(packed[0]!, packed[1]!);
-    const index = r >>> 8;
-    if (index >= m) throw new RangeError('malformed HyperLogLog register');
-    return Uint8Array.of(SPARSE, p, index >>> 8, index & 0xff, r & 0xff);
+    const out = new Uint8Array(SINGLE_REGISTER_BYTES);
+    writeSingleRegister(out, 0, packed.length === 1 ? packed[0]! : Math.max(packed[0]!, packed[1]!), p);
+    return out;
   }
   // Sorted by index then rank: the last entry of each index holds its largest rank. Sorted in a buffer kept for the
   // next call: a batch packs tens of thousands of small cells.
