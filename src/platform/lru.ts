@@ -31,6 +31,7 @@ export class Lru<V> {
     if (weight > this.maxWeight) return;
     this.entries.set(key, { value, weight });
     this.used += weight;
+    if (this.used <= this.maxWeight) return;
     for (const [oldest, entry] of this.entries) {
       if (this.used <= this.maxWeight) break;
       this.entries.delete(oldest);

@@ -1,0 +1,33 @@
+import { expect } from 'chai';
+import { Lru } from '../../src/platform/lru.ts';
+
+describe('Lru (a map bounded by the weight of its entries, least recently used out first)', () => {
+  it('bounds a count with weights of 1, evicting the least recently used, a hit counting as a use', () => {
+    const lru = new Lru<string>(2);
+    lru.set('a', 'A');
+    lru.set('b', 'B');
+    expect(lru.get('a')).to.equal('A');
+    lru.set('c', 'C');
+    expect(lru.get('b')).to.equal(undefined);
+    expect([lru.get('a'), lru.get('c'), lru.size, lru.weight]).to.deep.equal(['A', 'C', 2, 2]);
+  });
+
+  it('bounds by weight, replaces a key with its new weight, and keeps nothing heavier than the bound', () => {
+    const lru = new Lru<number>(10);
+    lru.set('a', 1, 4);
+    lru.set('b', 2, 4);
+    lru.set('a', 3, 6);
+    expect([lru.get('a'), lru.get('b'), lru.weight]).to.deep.equal([3, 2, 10]);
+    lru.set('c', 4, 3);
+    expect(lru.get('a'), 'the least recently used goes first').to.equal(undefined);
+    expect([lru.get('b'), lru.get('c'), lru.weight]).to.deep.equal([2, 4, 7]);
+    lru.set('b', 5, 11);
+    expect([lru.get('b'), lru.size, lru.weight], 'too heavy: not kept, and the old value is gone').to.deep.equal([undefined, 1, 3]);
+  });
+
+  it('keeps nothing with a bound of 0', () => {
+    const lru = new Lru<string>(0);
+    lru.set('a', 'A');
+    expect([lru.get('a'), lru.size]).to.deep.equal([undefined, 0]);
+  });
+});
