@@ -1,10 +1,11 @@
 // GET /analytics/export.csv: the raw clicks of a range, streamed from one index-ordered MongoDB cursor, one row per
-// click, oldest first. The stream works a cursor batch at a time: its rows become CSV chunks of CHUNK_ROWS (papaparse's
-// `unparse`: a per-row stream costs more than reading the click), and the next batch is asked for before this one is
-// formatted, so the database prepares it meanwhile. Memory stays constant: a chunk is produced only when the socket
-// has taken the previous ones, and a client that goes away destroys the stream, which closes the cursor. Cells a
-// spreadsheet would run as a formula are neutralised (a leading `'`). The IP column holds only what the redirect
-// stored (a truncated address or a keyed hash, per IP_STORAGE; empty when none): the address itself is never stored.
+// click, oldest first. The stream works a cursor batch at a time: its rows become CSV chunks of CHUNK_ROWS, and the
+// next batch is asked for before this one is formatted, so the database prepares it meanwhile. Cells are papaparse's
+// `unparse` of each value (CsvCells: once per distinct value, and not for text it would leave as it is). Memory stays
+// constant: a chunk is produced only when the socket has taken the previous ones, and a client that goes away destroys
+// the stream, which closes the cursor. Cells a spreadsheet would run as a formula are neutralised (a leading `'`). The
+// IP column holds only what the redirect stored (a truncated address or a keyed hash, per IP_STORAGE; empty when
+// none): the address itself is never stored.
 import { Readable, finished } from 'node:stream';
 import Papa from 'papaparse';
 import { deserialize, type DeserializeOptions } from 'bson';
@@ -84,7 +85,7 @@ export function matches(doc: ClickDoc, r: Pick<Resolved, 'bots' | 'links' | 'vis
  * dimension values of dimensions.ts (referer host, A/B variant, rotator destination, rule, UTM parameters), computed
  * here one by one because building the click record and all its dimensions for every row cost a fifth of the export.
  */
-function row(doc: ClickDoc, zone: string): unknown[] {
+function row(doc: ClickDoc, zone: string): CsvValue[] {
   const v = doc.visitor;
   const d = doc.decision;
   const u = utm(doc.destination);
@@ -148,8 +149,51 @@ const CHUNK_ROWS = 100;
 const BATCH_CLICKS = 200;
 
 /** RFC 4180 (CRLF line ends); a cell starting with `=`, `+`, `-`, `@`, a tab or a CR gets a leading `'` (whatever follows, newlines included). */
-const UNPARSE: Papa.UnparseConfig = { newline: '\r\n', escapeFormulae: /^[=+\-@\t\r]/ };
+export const UNPARSE: Papa.UnparseConfig = { newline: '\r\n', escapeFormulae: /^[=+\-@\t\r]/ };
 const HEADER = `${Papa.unparse([[...EXPORT_COLUMNS]], UNPARSE)}\r\n`;
+
+/**
+ * Text that is its own CSV cell: no quote, comma, CR, LF, space or byte order mark anywhere (nothing to quote), and a
+ * first character that no spreadsheet reads as a formula. Ids, times, codes, addresses and most URLs are.
+ */
+const PLAIN = /^[0-9A-Za-z_./:][0-9A-Za-z_./:?&=%#~+\-@!$*;]*$/;
+/** Characters of cell text an export keeps for values that repeat (a city, a referer): about 2 MB at most. */
+const KNOWN_CHARS = 1_000_000;
+
+/** What a cell of the export holds. */
+export type CsvValue = string | number | boolean | null | undefined;
+
+/**
+ * The CSV text of an export's cells: what `unparse` makes of each, asked of it once per distinct value (cities,
+ * referers and URLs repeat from row to row, and `unparse` weighs more per cell than reading the click) and not at all
+ * for PLAIN text, which it would leave as it is. One per export, so what it keeps goes with the export.
+ */
+export class CsvCells {
+  private readonly known = new Map<CsvValue, string>();
+  private room = KNOWN_CHARS;
+
+  /** One record, CRLF included. */
+  record(values: readonly CsvValue[]): string {
+    let line = '';
+    for (let i = 0; i < values.length; i++) line += i === 0 ? this.cell(values[i]) : `,${this.cell(values[i])}`;
+    return `${line}\r\n`;
+  }
+
+  private cell(value: CsvValue): string {
+    if (value === null || value === undefined) return '';
+    const text = typeof value === 'string' ? value : String(value);
+    if (PLAIN.test(text)) return text;
+    let cell = this.known.get(value);
+    if (cell !== undefined) return cell;
+    // A number or a boolean keeps its own type: `unparse` guards text only, and -1 is a number, not a formula.
+    cell = Papa.unparse([[value]], UNPARSE);
+    if (cell.length <= this.room) {
+      this.known.set(value, cell);
+      this.room -= cell.length;
+    }
+    return cell;
+  }
+}
 
 const DECODE: DeserializeOptions = { validation: { utf8: false } };
 
@@ -172,6 +216,7 @@ export async function exportClicks(o: ExportOptions, r: Resolved): Promise<Reada
 
   const renew = setInterval(() => void slot.renew().catch((error: unknown) => o.logger.warn({ err: error }, 'export slot not renewed')), LEASE_MS / 3);
   renew.unref();
+  const cells = new CsvCells();
   async function* chunks(): AsyncGenerator<string> {
     let more: Promise<boolean> | undefined;
     try {
@@ -180,16 +225,19 @@ export async function exportClicks(o: ExportOptions, r: Resolved): Promise<Reada
       while (await more) {
         const batch = cursor.readBufferedDocuments();
         more = cursor.hasNext();
-        let rows: unknown[][] = [];
+        let chunk = '';
+        let rows = 0;
         for (const bytes of batch) {
           const doc = deserialize(bytes, DECODE) as ClickDoc;
-          if (matches(doc, r, linkSet)) rows.push(row(doc, r.zone));
-          if (rows.length === CHUNK_ROWS) {
-            yield `${Papa.unparse(rows, UNPARSE)}\r\n`;
-            rows = [];
+          if (!matches(doc, r, linkSet)) continue;
+          chunk += cells.record(row(doc, r.zone));
+          if (++rows === CHUNK_ROWS) {
+            yield chunk;
+            chunk = '';
+            rows = 0;
           }
         }
-        if (rows.length > 0) yield `${Papa.unparse(rows, UNPARSE)}\r\n`;
+        if (rows > 0) yield chunk;
       }
     } finally {
       // A batch still being fetched (the client went away) is waited for, so that closing the cursor cannot race it.
