@@ -194,6 +194,29 @@ export function encodeCells(cells: Iterable<[string, CellBuilder]>, precision: n
   return w.take();
 }
 
+/**
+ * The packed cells of one click (a dimension of a link's day that a batch has one click for): the bytes encodeCells
+ * gives for a cell `key` of one click, a human or a bot, whose sketch holds the register update `packed`.
+ */
+export function encodeOneClick(key: string, bot: boolean, packed: number, precision: number): Buffer {
+  const w = writer;
+  w.o = 0;
+  w.byte(FORMAT);
+  // The count as encodeCells writes it: a varint padded to 4 bytes.
+  w.reserve(4);
+  w.buf[w.o++] = 0x81;
+  w.buf[w.o++] = 0x80;
+  w.buf[w.o++] = 0x80;
+  w.buf[w.o++] = 0;
+  w.string(key);
+  w.byte(1);
+  w.byte(bot ? 1 : 0);
+  w.byte(0);
+  w.byte(bot ? BOTS : HUMANS);
+  w.singleRegister(packed, precision);
+  return w.take();
+}
+
 /** Reads packed cells; `keys` keeps only those cells (null: all). Sketches are views into `bytes`. */
 export function decodeCells(bytes: Uint8Array, keys: ReadonlySet<string> | null = null): Cell[] {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

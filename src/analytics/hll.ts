@@ -190,6 +190,8 @@ export function writeSingleRegister(out: Uint8Array, at: number, packed: number,
 }
 
 let sortScratch = new Int32Array(1024);
+/** Register updates up to which registersToBytes sorts by insertion. */
+const INSERTION_SORT_MAX = 16;
 
 /** A sketch holding the packed `index << 8 | rank` register updates (the larger rank per register), serialised. */
 export function registersToBytes(packed: readonly number[], p: number): Uint8Array {
@@ -201,24 +203,36 @@ export function registersToBytes(packed: readonly number[], p: number): Uint8Arr
     return out;
   }
   // Sorted by index then rank: the last entry of each index holds its largest rank. Sorted in a buffer kept for the
-  // next call: a batch packs tens of thousands of small cells.
-  if (sortScratch.length < packed.length) sortScratch = new Int32Array(Math.max(packed.length, sortScratch.length * 2));
-  sortScratch.set(packed);
-  const sorted = sortScratch.subarray(0, packed.length).sort();
+  // next call: a batch packs thousands of small cells, most of a few registers, which an insertion sort takes faster
+  // than a typed array's sort is called.
+  const n = packed.length;
+  if (sortScratch.length < n) sortScratch = new Int32Array(Math.max(n, sortScratch.length * 2));
+  const sorted = sortScratch;
+  if (n <= INSERTION_SORT_MAX) {
+    for (let i = 0; i < n; i++) {
+      const r = packed[i]!;
+      let j = i - 1;
+      for (; j >= 0 && sorted[j]! > r; j--) sorted[j + 1] = sorted[j]!;
+      sorted[j + 1] = r;
+    }
+  } else {
+    sorted.set(packed);
+    sorted.subarray(0, n).sort();
+  }
   let used = 0;
-  for (let i = 0; i < sorted.length; i++) if (i === sorted.length - 1 || sorted[i]! >>> 8 !== sorted[i + 1]! >>> 8) used++;
+  for (let i = 0; i < n; i++) if (i === n - 1 || sorted[i]! >>> 8 !== sorted[i + 1]! >>> 8) used++;
   if (used * 3 >= m) {
     const sketch = new Hll(p);
-    for (const r of sorted) sketch.set(r >>> 8, r & 0xff);
+    for (let i = 0; i < n; i++) sketch.set(sorted[i]! >>> 8, sorted[i]! & 0xff);
     return sketch.toBytes();
   }
   const out = new Uint8Array(2 + used * 3);
   out[0] = SPARSE;
   out[1] = p;
   let o = 2;
-  for (let i = 0; i < sorted.length; i++) {
+  for (let i = 0; i < n; i++) {
     const r = sorted[i]!;
-    if (i < sorted.length - 1 && r >>> 8 === sorted[i + 1]! >>> 8) continue;
+    if (i < n - 1 && r >>> 8 === sorted[i + 1]! >>> 8) continue;
     const index = r >>> 8;
     if (index >= m) throw new RangeError('malformed HyperLogLog register');
     out[o] = index >>> 8;

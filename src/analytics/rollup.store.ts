@@ -21,7 +21,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { ClickRecord } from '../clicks/click-record.ts';
 import type { ClickDoc } from '../clicks/click.store.ts';
 import { CELL_PRECISION, TOTAL_PRECISION, hashVisitor, registerOf } from './hll.ts';
-import { addCell, addRevenue, decodeCells, encodeCells, newCell, type Cell, type CellBuilder, type Revenue } from './cells.ts';
+import { addCell, addRevenue, decodeCells, encodeCells, encodeOneClick, newCell, type Cell, type CellBuilder, type Revenue } from './cells.ts';
 import { DIMENSIONS, TOTAL, cellKey, dimensionValueList, documentGroup, isBot, type Dimension } from './dimensions.ts';
 import { GRAIN_MS, bucketStart, type Grain, type Run } from './time.ts';
 import { PartCache } from './part-cache.ts';
@@ -121,6 +121,11 @@ interface DocAcc {
   slots?: Array<Map<string, CellBuilder> | undefined>;
   /** An hour or day holding a single quarter-hour of the batch: its cells are that quarter-hour's, packed once. */
   same?: DocAcc;
+  /**
+   * A link's day while the batch has one click for it (most links of a batch): the click, not yet counted into `dims`,
+   * packed straight from its cell keys if no other click comes (packOneClick).
+   */
+  lone?: OneClick;
   packed?: { c: Record<string, Binary>; z: number };
 }
 
@@ -131,6 +136,14 @@ export interface Increment {
 }
 
 const CLICK: Increment = { clicks: true, conversions: 0, revenue: {} };
+
+/** One click of a rollup: its cell key per dimension (DIMENSIONS order), whether a bot, its registers (cell and total precision). */
+interface OneClick {
+  keys: string[];
+  bot: boolean;
+  cellReg: number;
+  totalReg: number;
+}
 
 /** The workspace-level group of each dimension, in DIMENSIONS order. */
 const GROUPS: readonly string[] = DIMENSIONS.map(documentGroup);
@@ -159,15 +172,20 @@ class BatchRollup {
       cellReg = (cell.index << 8) | cell.rank;
     }
     const values = dimensionValueList(click);
+    const keys = new Array<string>(DIMENSIONS.length);
+    for (let i = 0; i < DIMENSIONS.length; i++) keys[i] = cellKey(values[i] ?? null);
     const quarter = this.quarterOf(w, bucketStart(ms, 'q'));
-    const linkDay = this.linkDay(w, click.link_id, bucketStart(ms, 'd'));
     count(quarter.totals, TOTAL_SLOT, TOTAL, inc, bot, totalReg);
-    count(linkDay, TOTAL_SLOT, TOTAL, inc, bot, totalReg);
-    for (let i = 0; i < DIMENSIONS.length; i++) {
-      const key = cellKey(values[i] ?? null);
-      count(quarter.groups[i]!, i, key, inc, bot, cellReg);
-      // A link's rollup has no `link` cell: it would repeat its totals, and nothing reads it.
-      if (i !== LINK_SLOT) count(linkDay, i, key, inc, bot, cellReg);
+    for (let i = 0; i < DIMENSIONS.length; i++) count(quarter.groups[i]!, i, keys[i]!, inc, bot, cellReg);
+    const linkDay = this.linkDay(w, click.link_id, bucketStart(ms, 'd'));
+    const click1: OneClick = { keys, bot, cellReg, totalReg };
+    if (inc === CLICK && linkDay.lone === undefined && linkDay.slots === undefined) linkDay.lone = click1;
+    else {
+      if (linkDay.lone) {
+        countLinkDay(linkDay, linkDay.lone, CLICK);
+        linkDay.lone = undefined;
+      }
+      countLinkDay(linkDay, click1, inc);
     }
   }
 
@@ -237,6 +255,12 @@ class BatchRollup {
   }
 }
 
+/** Counts a click (or conversion) into a link's day. A link's rollup has no `link` cell: it would repeat its totals, and nothing reads it. */
+function countLinkDay(doc: DocAcc, click: OneClick, inc: Increment): void {
+  count(doc, TOTAL_SLOT, TOTAL, inc, click.bot, click.totalReg);
+  for (let i = 0; i < DIMENSIONS.length; i++) if (i !== LINK_SLOT) count(doc, i, click.keys[i]!, inc, click.bot, click.cellReg);
+}
+
 /** Counts a click (or conversion) into the cell `key` of the dimension in `slot`. */
 function count(doc: DocAcc, slot: number, key: string, inc: Increment, bot: boolean, reg: number): void {
   const slots = (doc.slots ??= []);
@@ -291,6 +315,20 @@ export function packCells(dims: Map<string, Map<string, CellBuilder>>): { c: Rec
     c[dim] = new Binary(bytes);
     z += bytes.length;
   }
+  return { c, z };
+}
+
+/** The packed cells of a link's day holding one click: what packCells gives for it, without building its cells first. */
+function packOneClick(click: OneClick): { c: Record<string, Binary>; z: number } {
+  const c: Record<string, Binary> = {};
+  let z = 0;
+  const put = (dim: string, key: string, p: number, reg: number) => {
+    const bytes = encodeOneClick(key, click.bot, reg, p);
+    c[dim] = new Binary(bytes);
+    z += bytes.length;
+  };
+  put(TOTAL, TOTAL, TOTAL_PRECISION, click.totalReg);
+  for (let i = 0; i < DIMENSIONS.length; i++) if (i !== LINK_SLOT) put(DIMENSIONS[i]!, click.keys[i]!, CELL_PRECISION, click.cellReg);
   return { c, z };
 }
 
@@ -393,7 +431,7 @@ export class RollupStore {
       const doc = documents[i]!;
       if (i % YIELD_DOCUMENTS === YIELD_DOCUMENTS - 1) await nextTurn();
       const source = doc.same ?? doc;
-      const packed = (source.packed ??= packCells(source.dims));
+      const packed = (source.packed ??= source.lone ? packOneClick(source.lone) : packCells(source.dims));
       parts.push({ r: rollupId(doc.w, doc.l, doc.g, doc.t, doc.d), c: packed.c, z: packed.z, u: new Date(doc.t + GRAIN_MS[doc.g]) });
     }
     return parts;

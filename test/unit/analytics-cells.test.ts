@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { decodeCells, encodeCells, newCell, addCell, type CellBuilder } from '../../src/analytics/cells.ts';
+import { decodeCells, encodeCells, encodeOneClick, newCell, addCell, type CellBuilder } from '../../src/analytics/cells.ts';
 import { CELL_PRECISION, Hll, TOTAL_PRECISION, hashVisitor, registerOf, registersToBytes } from '../../src/analytics/hll.ts';
 import { smallParts } from '../../src/analytics/rollup.store.ts';
 import { seeded } from '../helpers/analytics-clicks.ts';
@@ -60,6 +60,20 @@ describe('analytics cells: packing a dimension of a rollup part', () => {
     }
     const beyond = new Map<string, CellBuilder>([['bad', { ...newCell(), c: 1, humanRegisters: [(1 << 10) << 8 | 3] }]]);
     expect(() => encodeCells(beyond, CELL_PRECISION)).to.throw(RangeError);
+  });
+
+  it('packs the cell of one click (a link day with one click in a batch) to the bytes encodeCells gives for it', () => {
+    for (const key of ['US', '~', '%', 'Zürich 東京', 'a'.repeat(300), 'https://site%2Eexample/p']) {
+      for (const bot of [false, true]) {
+        for (const p of [CELL_PRECISION, TOTAL_PRECISION]) {
+          const [reg] = registers([`${key}|${bot}`], p);
+          const cell: CellBuilder = { ...newCell(), c: 1, b: bot ? 1 : 0 };
+          if (bot) cell.botRegisters = [reg!];
+          else cell.humanRegisters = [reg!];
+          expect(encodeOneClick(key, bot, reg!, p)).to.deep.equal(encodeCells(new Map([[key, cell]]), p));
+        }
+      }
+    }
   });
 
   it('keeps only the keys asked for, and leaves out cells with nothing in them', () => {

@@ -60,7 +60,8 @@ describe('HyperLogLog sketch of unique visitors', () => {
   });
 
   it('serialises packed register updates as the sketch of those visitors, sparse while small, keeping the largest rank', () => {
-    for (const [p, n] of [[CELL_PRECISION, 40], [CELL_PRECISION, 2_000], [TOTAL_PRECISION, 500]] as const) {
+    // Few updates (sorted by insertion) and many (sorted as a typed array), sparse and dense.
+    for (const [p, n] of [[CELL_PRECISION, 3], [CELL_PRECISION, 15], [TOTAL_PRECISION, 6], [CELL_PRECISION, 40], [CELL_PRECISION, 2_000], [TOTAL_PRECISION, 500]] as const) {
       const direct = new Hll(p);
       const packed: number[] = [];
       for (let i = 0; i < n; i++) {
@@ -74,6 +75,8 @@ describe('HyperLogLog sketch of unique visitors', () => {
       const bytes = registersToBytes(packed, p);
       expect(bytes[0], `${n} visitors at p=${p}`).to.equal(n <= 500 ? 1 : 0);
       expect(Hll.fromBytes(bytes).registers).to.deep.equal(direct.registers);
+      // The same bytes as the sketch's own: one entry per register, in index order.
+      expect(Buffer.from(bytes), `${n} visitors at p=${p}`).to.deep.equal(Buffer.from(direct.toBytes()));
     }
   });
 
