@@ -133,8 +133,40 @@ class Writer {
     this.o += SINGLE_REGISTER_BYTES;
   }
 
+  /** Where `finish` writes the cell count. */
+  private countAt = 0;
+
+  /** Starts a value of packed cells: the format, then 4 bytes kept for the count (a padded varint), so cells are walked once. */
+  begin(): void {
+    this.o = 0;
+    this.byte(FORMAT);
+    this.reserve(4);
+    this.countAt = this.o;
+    this.o += 4;
+  }
+
+  /** A cell's key, counts and flags; its sketches and revenue follow. */
+  cellHead(key: string, c: number, b: number, cv: number, flags: number): void {
+    this.string(key);
+    this.varint(c);
+    this.varint(b);
+    this.signed(cv);
+    this.byte(flags);
+  }
+
+  /** Writes the count of the cells written since `begin`, and takes the bytes. */
+  finish(count: number): Buffer {
+    if (count >= 2 ** 28) throw new RangeError('too many cells for one rollup part');
+    const { buf, countAt } = this;
+    buf[countAt] = (count & 0x7f) | 0x80;
+    buf[countAt + 1] = ((count >>> 7) & 0x7f) | 0x80;
+    buf[countAt + 2] = ((count >>> 14) & 0x7f) | 0x80;
+    buf[countAt + 3] = (count >>> 21) & 0x7f;
+    return this.take();
+  }
+
   /** The bytes written, copied out (small ones from Node's buffer pool), and the writer emptied. */
-  take(): Buffer {
+  private take(): Buffer {
     const out = Buffer.from(this.buf.subarray(0, this.o));
     this.o = 0;
     return out;
@@ -149,12 +181,7 @@ const writer = new Writer();
  */
 export function encodeCells(cells: Iterable<[string, CellBuilder]>, precision: number): Buffer {
   const w = writer;
-  w.o = 0;
-  w.byte(FORMAT);
-  // The count is written at the end into the 4 bytes kept for it (a padded varint), so cells are walked once.
-  w.reserve(4);
-  const countAt = w.o;
-  w.o += 4;
+  w.begin();
   let count = 0;
   for (const [key, cell] of cells) {
     const revenue = cell.rev && Object.keys(cell.rev).some((currency) => cell.rev![currency] !== 0) ? cell.rev : null;
@@ -167,11 +194,7 @@ export function encodeCells(cells: Iterable<[string, CellBuilder]>, precision: n
     const hasBots = bots !== null || oneBot >= 0;
     if (cell.c === 0 && cell.cv === 0 && !revenue && !hasHumans && !hasBots) continue;
     count++;
-    w.string(key);
-    w.varint(cell.c);
-    w.varint(cell.b);
-    w.signed(cell.cv);
-    w.byte((hasHumans ? HUMANS : 0) | (hasBots ? BOTS : 0) | (revenue ? REVENUE : 0));
+    w.cellHead(key, cell.c, cell.b, cell.cv, (hasHumans ? HUMANS : 0) | (hasBots ? BOTS : 0) | (revenue ? REVENUE : 0));
     if (humans) w.bytes(humans);
     else if (oneHuman >= 0) w.singleRegister(oneHuman, precision);
     if (bots) w.bytes(bots);
@@ -185,13 +208,7 @@ export function encodeCells(cells: Iterable<[string, CellBuilder]>, precision: n
       }
     }
   }
-  if (count >= 2 ** 28) throw new RangeError('too many cells for one rollup part');
-  const buf = w.buf;
-  buf[countAt] = (count & 0x7f) | 0x80;
-  buf[countAt + 1] = ((count >>> 7) & 0x7f) | 0x80;
-  buf[countAt + 2] = ((count >>> 14) & 0x7f) | 0x80;
-  buf[countAt + 3] = (count >>> 21) & 0x7f;
-  return w.take();
+  return w.finish(count);
 }
 
 /**
@@ -200,21 +217,10 @@ export function encodeCells(cells: Iterable<[string, CellBuilder]>, precision: n
  */
 export function encodeOneClick(key: string, bot: boolean, packed: number, precision: number): Buffer {
   const w = writer;
-  w.o = 0;
-  w.byte(FORMAT);
-  // The count as encodeCells writes it: a varint padded to 4 bytes.
-  w.reserve(4);
-  w.buf[w.o++] = 0x81;
-  w.buf[w.o++] = 0x80;
-  w.buf[w.o++] = 0x80;
-  w.buf[w.o++] = 0;
-  w.string(key);
-  w.byte(1);
-  w.byte(bot ? 1 : 0);
-  w.byte(0);
-  w.byte(bot ? BOTS : HUMANS);
+  w.begin();
+  w.cellHead(key, 1, bot ? 1 : 0, 0, bot ? BOTS : HUMANS);
   w.singleRegister(packed, precision);
-  return w.take();
+  return w.finish(1);
 }
 
 /** Reads packed cells; `keys` keeps only those cells (null: all). Sketches are views into `bytes`. */

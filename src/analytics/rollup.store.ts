@@ -178,14 +178,14 @@ class BatchRollup {
     count(quarter.totals, TOTAL_SLOT, TOTAL, inc, bot, totalReg);
     for (let i = 0; i < DIMENSIONS.length; i++) count(quarter.groups[i]!, i, keys[i]!, inc, bot, cellReg);
     const linkDay = this.linkDay(w, click.link_id, bucketStart(ms, 'd'));
-    const click1: OneClick = { keys, bot, cellReg, totalReg };
-    if (inc === CLICK && linkDay.lone === undefined && linkDay.slots === undefined) linkDay.lone = click1;
+    const one: OneClick = { keys, bot, cellReg, totalReg };
+    if (inc === CLICK && linkDay.lone === undefined && linkDay.slots === undefined) linkDay.lone = one;
     else {
       if (linkDay.lone) {
         countLinkDay(linkDay, linkDay.lone, CLICK);
         linkDay.lone = undefined;
       }
-      countLinkDay(linkDay, click1, inc);
+      countLinkDay(linkDay, one, inc);
     }
   }
 
