@@ -8,7 +8,8 @@
 // A rollup is stored as parts (collection analytics_parts), each holding some of its clicks, one binary value of
 // packed cells per dimension (cells.ts): an ingested batch inserts one part per rollup it touches, and reads add the
 // parts up. Nothing on the ingestion path reads or rewrites stored figures: inserting a part is the whole write, in
-// the transaction that marks the batch's clicks rolled up, so each click is counted exactly once (RollupWriter).
+// the transaction that inserts the batch's raw clicks (or marks stored ones rolled up), so each click is counted
+// exactly once (RollupWriter).
 // Parts are merged in transactions that insert the merged part and delete the parts it replaces (so a part is never
 // counted twice, nor lost):
 //   - by the writer, every COMPACT_AFTER parts it wrote to a rollup, the small parts only (a part that outweighs the
@@ -19,7 +20,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Binary, type ClientSession, type Collection, type Db, type Filter, type MongoClient, type ObjectId } from 'mongodb';
 import { Counter, type Registry } from 'prom-client';
 import type { ClickRecord } from '../clicks/click-record.ts';
-import type { ClickDoc } from '../clicks/click.store.ts';
+import { INSERT_CHUNK, duplicateIdErrors, stillToCount, toClickDoc, type ClickDoc } from '../clicks/click.store.ts';
 import { CELL_PRECISION, TOTAL_PRECISION, hashVisitor, registerOf } from './hll.ts';
 import { addCell, addRevenue, decodeCells, encodeCells, encodeOneClick, newCell, type Cell, type CellBuilder, type Revenue } from './cells.ts';
 import { DIMENSIONS, TOTAL, cellKey, dimensionValueList, documentGroup, isBot, type Dimension } from './dimensions.ts';
@@ -653,7 +654,10 @@ export function mergeRuns(runs: readonly Run[]): Run[] {
   return out;
 }
 
-/** Marks raw clicks as rolled up; with the rollup parts in one transaction it makes counting exactly-once. */
+/**
+ * Writes rollup parts in one transaction with the raw clicks they count (inserted by `storing`, or stored before and
+ * marked by `rollUp`): each click is counted exactly once.
+ */
 export class RollupWriter {
   private readonly client: MongoClient;
   private readonly store: RollupStore;
@@ -676,11 +680,10 @@ export class RollupWriter {
   }
 
   /**
-   * In one transaction: takes the clicks of the batch not yet rolled up, marks them rolled up and adds them to the
-   * rollups. A redelivered batch finds its clicks marked and adds nothing; a worker dying mid-batch commits nothing,
-   * and the redelivery rolls the whole batch up. (Counting only the clicks whose raw insert was new would lose the
-   * clicks of a worker that died between the insert and the rollup.) Returns the clicks rolled up now. The small
-   * parts due for a merge are merged after it, in the background (see `idle`).
+   * Rolls up clicks stored already (the rebuild): in one transaction, takes those not yet rolled up, marks them rolled
+   * up and adds them to the rollups. Run again over the same clicks, it finds them marked and adds nothing; a process
+   * dying midway commits nothing. Returns the clicks rolled up now. The small parts due for a merge are merged after
+   * it, in the background (see `idle`).
    */
   async rollUp(records: readonly ClickRecord[]): Promise<ClickRecord[]> {
     if (records.length === 0) return [];
@@ -694,12 +697,7 @@ export class RollupWriter {
       fresh = await this.rollUpOnce(records, prepared, true);
     }
     this.rolledUp?.inc(fresh.length);
-    if (fresh.length > 0 && !this.compacting) {
-      this.compacting = this.store
-        .compactDue()
-        .catch(this.onError)
-        .finally(() => (this.compacting = null));
-    }
+    if (fresh.length > 0) this.compactLater();
     return fresh;
   }
 
@@ -739,37 +737,112 @@ export class RollupWriter {
     }
   }
 
-  /** Resolves once no merge started by `rollUp` is running. */
+  /**
+   * The click ingester's write with rollups on (ClickIngestorOptions.storing): in one transaction, the raw clicks are
+   * inserted, marked rolled up, with the rollup parts of their batch. A raw click is stored if and only if it is in
+   * the rollups: a redelivered batch adds nothing twice, and a worker dying mid-batch leaves nothing of it. Returns the
+   * clicks still to count, as ClickStore.insert does.
+   */
+  readonly storing = async (records: readonly ClickRecord[], expiresAt?: (record: ClickRecord) => Date | undefined): Promise<ClickRecord[]> => {
+    if (records.length === 0) return [];
+    const prepared = this.prepared.get(records);
+    this.prepared.delete(records);
+    let stored: { toCount: ClickRecord[]; rolledUp: number };
+    try {
+      stored = await this.storeOnce(records, expiresAt, prepared, false);
+    } catch (error) {
+      if (!(error instanceof SomeRolledUp)) throw error;
+      stored = await this.storeOnce(records, expiresAt, prepared, true);
+    }
+    this.rolledUp?.inc(stored.rolledUp);
+    if (stored.rolledUp > 0) this.compactLater();
+    return stored.toCount;
+  };
+
+  /**
+   * The transaction of `storing`. Usually every click of the batch is new, and inserting them all says so; when one
+   * is stored already (a redelivery, or the same id twice in the batch), the insert fails, the transaction is rolled
+   * back (SomeRolledUp) and `sorting` reads which clicks are stored, and which of those are rolled up and counted.
+   */
+  private async storeOnce(
+    records: readonly ClickRecord[],
+    expiresAt: ((record: ClickRecord) => Date | undefined) | undefined,
+    prepared: Promise<RollupPartDoc[]> | undefined,
+    sorting: boolean,
+  ): Promise<{ toCount: ClickRecord[]; rolledUp: number }> {
+    const session = this.client.startSession();
+    try {
+      let result = { toCount: [] as ClickRecord[], rolledUp: 0 };
+      await session.withTransaction(async () => {
+        let fresh: readonly ClickRecord[] = records;
+        let toRoll: readonly ClickRecord[] = records;
+        let toCount: ClickRecord[] = [...records];
+        if (sorting) {
+          const found = new Map<string, Pick<ClickDoc, 'rolled_up' | 'counted'>>();
+          const ids = [...new Set(records.map((r) => r.id))];
+          for (const doc of await this.clicks.find({ _id: { $in: ids } }, { projection: { _id: 1, rolled_up: 1, counted: 1 }, session }).toArray()) found.set(doc._id, doc);
+          fresh = stillToCount(records, (r) => !found.has(r.id));
+          const open = stillToCount(records, (r) => found.has(r.id) && found.get(r.id)!.rolled_up !== true);
+          if (open.length > 0) await this.clicks.updateMany({ _id: { $in: open.map((r) => r.id) } }, { $set: { rolled_up: true } }, { session });
+          toRoll = stillToCount(records, (r) => !found.has(r.id) || found.get(r.id)!.rolled_up !== true);
+          toCount = stillToCount(records, (r) => !found.has(r.id) || found.get(r.id)!.counted === false);
+        }
+        for (let i = 0; i < fresh.length; i += INSERT_CHUNK) {
+          const docs = fresh.slice(i, i + INSERT_CHUNK).map((r) => toClickDoc(r, expiresAt?.(r), true));
+          try {
+            await this.clicks.insertMany(docs, { session });
+          } catch (error) {
+            // Stored already: a write error ends the transaction, which is sorted out click by click in another.
+            if (!sorting && duplicateIdErrors(error)) throw new SomeRolledUp();
+            throw error;
+          }
+        }
+        // Usually the batch as it arrived: its parts are ready.
+        const parts = prepared && sameClicks(records, toRoll) ? await prepared : undefined;
+        await this.store.apply(toRoll, { session, parts });
+        result = { toCount, rolledUp: toRoll.length };
+      });
+      return result;
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  /** Merges the parts due for it after a batch, in the background, one merge at a time (see `idle`). */
+  private compactLater(): void {
+    if (this.compacting) return;
+    this.compacting = this.store
+      .compactDue()
+      .catch(this.onError)
+      .finally(() => (this.compacting = null));
+  }
+
+  /** Resolves once no merge started by `rollUp` or `storing` is running. */
   async idle(): Promise<void> {
     while (this.compacting) await this.compacting;
   }
 
-  /** The click-ingester hook (ClickIngestorOptions.arriving): the parts are worked out while the raw clicks are written. */
+  /**
+   * The click-ingester hook (ClickIngestorOptions.arriving): the parts of each slice are worked out as soon as its
+   * batch is gathered, while the batch before it is written.
+   */
   readonly arriving = (records: readonly ClickRecord[]): void => {
     const parts = this.store.build(records);
-    // A failure is thrown where the parts are awaited (rollUp), or not at all if the slice never gets there.
+    // A failure is thrown where the parts are awaited (storing), or not at all if the slice never gets there.
     parts.catch(() => undefined);
     this.prepared.set(records, parts);
-    // Slices of batches that failed before their rollup: the oldest go (two batches are in hand at most).
+    // Slices of batches that failed before their write: the oldest go (two batches are in hand at most).
     for (const slice of this.prepared.keys()) {
       if (this.prepared.size <= 8) break;
       this.prepared.delete(slice);
     }
   };
-
-  /**
-   * The click-ingester hook (ClickIngestorOptions.finishing): every click of a slice, whether counted now or in an
-   * earlier delivery (a worker that died after counting but before the rollup); the transaction sorts them out.
-   */
-  readonly finishing = async (records: readonly ClickRecord[]): Promise<void> => {
-    await this.rollUp(records);
-  };
 }
 
-/** Some clicks of a batch were rolled up already, or are gone: the batch is sorted out click by click. */
+/** Some clicks of a batch were stored or rolled up already, or are gone: the batch is sorted out click by click. */
 class SomeRolledUp extends Error {
   constructor() {
-    super('some clicks of the batch were rolled up already');
+    super('some clicks of the batch were stored or rolled up already');
   }
 }
 

@@ -19,7 +19,11 @@ export interface ClickDoc extends Omit<ClickRecord, 'id' | 'ts' | 'decision'> {
   decision: StoredDecision;
   /** False until the click is in the counters: a batch whose counting failed is counted when it is redelivered. */
   counted: boolean;
-  /** True once the click is in the analytics rollups (set in the same transaction as the increments); absent on clicks stored before the rollups existed. */
+  /**
+   * True once the click is in the analytics rollups: stored true with the rollup parts in one transaction
+   * (RollupWriter.storing), or set true in the transaction of a later rollup (rollups off when it was stored, or the
+   * rebuild); absent on clicks stored before the rollups existed.
+   */
   rolled_up?: boolean | null;
   /** Conversions attributed to the click (absent until the first), for the CSV export. */
   conversions?: number;
@@ -52,13 +56,14 @@ export interface DestinationCount {
 }
 
 const DAILY_RETENTION_MS = 40 * 86_400_000;
-const INSERT_CHUNK = 1000;
+/** Clicks per insert: the driver serialises a write at once, and the worker's thread has other work. */
+export const INSERT_CHUNK = 1000;
 
 export function utcDay(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-export function toClickDoc(click: ClickRecord, expireAt?: Date): ClickDoc {
+export function toClickDoc(click: ClickRecord, expireAt?: Date, rolledUp = false): ClickDoc {
   const { id, ts, decision: d, ...rest } = click;
   const decision: StoredDecision = {
     step: d.step,
@@ -69,9 +74,26 @@ export function toClickDoc(click: ClickRecord, expireAt?: Date): ClickDoc {
     destination_id: d.destinationId,
     rotator_fallback: d.rotatorFallback,
   };
-  const doc: ClickDoc = { _id: id, ts: new Date(ts), ...rest, decision, counted: false, rolled_up: false };
+  const doc: ClickDoc = { _id: id, ts: new Date(ts), ...rest, decision, counted: false, rolled_up: rolledUp };
   if (expireAt) doc.expire_at = expireAt;
   return doc;
+}
+
+/** The write errors of a bulk insert when every one is a duplicate id, else null. */
+export function duplicateIdErrors(error: unknown): readonly WriteError[] | null {
+  if (!(error instanceof MongoBulkWriteError)) return null;
+  const writeErrors: readonly WriteError[] = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors as WriteError];
+  return writeErrors.length > 0 && writeErrors.every((e) => e.code === 11000) ? writeErrors : null;
+}
+
+/**
+ * The clicks of a batch still to count, each id once: `due` says which (stored now, or stored before with their
+ * counting not completed). A batch can hold the same id twice (a publish retried after a lost ack is de-duplicated by
+ * JetStream, but only within its window).
+ */
+export function stillToCount(records: readonly ClickRecord[], due: (record: ClickRecord, index: number) => boolean): ClickRecord[] {
+  const seen = new Set<string>();
+  return records.filter((record, i) => due(record, i) && !seen.has(record.id) && (seen.add(record.id), true));
 }
 
 function counterId(kind: CounterKind, linkId: string, key: string, day: string | null): string {
@@ -114,7 +136,6 @@ export class ClickStore {
   async insert(records: readonly ClickRecord[], expiresAt?: (record: ClickRecord) => Date | undefined): Promise<ClickRecord[]> {
     if (records.length === 0) return [];
     const duplicates = new Set<number>();
-    // A thousand clicks per write: the driver serialises a write at once, and the worker's thread has other work.
     for (let start = 0; start < records.length; start += INSERT_CHUNK) {
       try {
         await this.clicks.insertMany(
@@ -122,26 +143,15 @@ export class ClickStore {
           { ordered: false },
         );
       } catch (error) {
-        if (!(error instanceof MongoBulkWriteError)) throw error;
-        const writeErrors: readonly WriteError[] = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors as WriteError];
-        if (writeErrors.some((e) => e.code !== 11000)) throw error;
+        const writeErrors = duplicateIdErrors(error);
+        if (!writeErrors) throw error;
         for (const e of writeErrors) duplicates.add(start + e.index);
       }
     }
-    const fresh = records.filter((_, i) => !duplicates.has(i));
-    if (duplicates.size === 0) return fresh;
+    if (duplicates.size === 0) return [...records];
     const dupIds = records.filter((_, i) => duplicates.has(i)).map((r) => r.id);
     const uncounted = new Set((await this.clicks.find({ _id: { $in: dupIds }, counted: false }, { projection: { _id: 1 } }).toArray()).map((d) => d._id));
-    // A batch can hold the same id twice (a publish retried after a lost ack is de-duplicated by JetStream, but
-    // only within its window): count each id once.
-    const seen = new Set(fresh.map((r) => r.id));
-    const again: ClickRecord[] = [];
-    records.forEach((record, i) => {
-      if (!duplicates.has(i) || !uncounted.has(record.id) || seen.has(record.id)) return;
-      seen.add(record.id);
-      again.push(record);
-    });
-    return [...fresh, ...again];
+    return stillToCount(records, (record, i) => !duplicates.has(i) || uncounted.has(record.id));
   }
 
   /** Adds the clicks to the destination and variant counters: one upsert per counter, however many clicks. */

@@ -1,8 +1,7 @@
 // The worker's click ingestion: a durable pull consumer on CLICKS whose messages are gathered into batches (up to
-// batchSize, or whatever arrived within batchWaitMs of the first), written with one bulk insert, counted, then
-// acknowledged together. With a `finishing` step (the analytics rollups), that step runs while the next batch is
-// written, and the batch is acknowledged once it is done. A MongoDB failure naks the batch; the click ids make the
-// redelivery harmless.
+// batchSize, or whatever arrived within batchWaitMs of the first), written with one bulk insert (with the analytics
+// rollups on, in the transaction that adds them: see `storing`), counted, then acknowledged together. A MongoDB
+// failure naks the batch; the click ids make the redelivery harmless.
 import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
@@ -13,6 +12,12 @@ import { decodeClicks } from './click-wire.ts';
 import type { ClickStore } from './click.store.ts';
 
 export const CLICK_INGEST_DURABLE = 'click-ingest';
+
+/** The clicks of the messages of a batch, in slices of at most batchSize. */
+interface Batch {
+  messages: JsMsg[];
+  slices: ClickRecord[][];
+}
 
 /** Receives the clicks of a batch that were counted now (duplicates already counted excluded). */
 export type BatchHook = (counted: readonly ClickRecord[]) => Promise<void>;
@@ -34,14 +39,16 @@ export interface ClickIngestorOptions {
    * marked counted, so a failure naks the batch and the redelivery counts it again.
    */
   counting?: BatchHook[];
-  /** Told of each slice of clicks before it is written, to work on them meanwhile (the rollups' parts); never awaited. */
+  /**
+   * Told of each slice of clicks as soon as its batch is gathered, to work on them while the batch before is written
+   * (the rollups' parts); never awaited.
+   */
   arriving?: (records: readonly ClickRecord[]) => void;
   /**
-   * The last step before a batch is acknowledged, given every click of each slice (counted now or before: it sorts
-   * out what it did already, as the rollups do). It runs while the next batch is written, one batch at a time; a
-   * failure naks the batch.
+   * Writes a slice's raw clicks in place of `store.insert`, answering as it does (the clicks still to count): the
+   * rollups write them in one transaction with their parts (RollupWriter.storing). A failure naks the batch.
    */
-  finishing?: (records: readonly ClickRecord[]) => Promise<void>;
+  storing?: (records: readonly ClickRecord[], expiresAt?: (record: ClickRecord) => Date | undefined) => Promise<ClickRecord[]>;
   /** Figures derived from the counters (A/B weights): run after the batch is settled; a failure is only logged. */
   derived?: BatchHook[];
   /** When each raw click of a batch expires (raw click retention); absent: kept until deleted. */
@@ -57,13 +64,11 @@ export class ClickIngestor {
   private running = false;
   private loop: Promise<void> | null = null;
   private messages: ConsumerMessages | null = null;
-  /** Messages in hand, each with its clicks (decoded once on arrival; null: malformed). */
+  /** Messages in hand, each with its clicks (decoded once on arrival; null: malformed), not yet a batch. */
   private pending: Array<{ msg: JsMsg; clicks: ClickRecord[] | null }> = [];
   private pendingClicks = 0;
   private timer: NodeJS.Timeout | null = null;
   private chain: Promise<void> = Promise.resolve();
-  /** The last step of the batch before (options.finishing), running while the next one is written. */
-  private finishing: Promise<void> = Promise.resolve();
 
   constructor(options: ClickIngestorOptions) {
     this.o = options;
@@ -114,7 +119,6 @@ export class ClickIngestor {
     this.messages?.stop();
     await this.loop;
     await this.flush();
-    await this.finishing;
   }
 
   private async run(): Promise<void> {
@@ -151,10 +155,11 @@ export class ClickIngestor {
   private flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const batch = this.pending;
+    const pending = this.pending;
     this.pending = [];
     this.pendingClicks = 0;
-    if (batch.length > 0) {
+    if (pending.length > 0) {
+      const batch = this.gather(pending);
       this.chain = this.chain
         .then(() => this.process(batch))
         .catch((error: unknown) => this.o.logger.error({ err: error }, 'click batch handling failed; unacknowledged clicks are redelivered'));
@@ -162,10 +167,11 @@ export class ClickIngestor {
     return this.chain;
   }
 
-  private async process(batch: Array<{ msg: JsMsg; clicks: ClickRecord[] | null }>): Promise<void> {
+  /** A batch of the messages in hand: its clicks in slices of at most batchSize, each told to `arriving` now. */
+  private gather(pending: ReadonlyArray<{ msg: JsMsg; clicks: ClickRecord[] | null }>): Batch {
     const records: ClickRecord[] = [];
     const messages: JsMsg[] = [];
-    for (const { msg, clicks } of batch) {
+    for (const { msg, clicks } of pending) {
       if (clicks) {
         records.push(...clicks);
         messages.push(msg);
@@ -174,15 +180,20 @@ export class ClickIngestor {
         msg.term();
       }
     }
-    const counted: ClickRecord[] = [];
+    // A message may carry many clicks (the publisher batches them): each bulk write holds at most batchSize.
     const slices: ClickRecord[][] = [];
+    for (let i = 0; i < records.length; i += this.o.batchSize) slices.push(records.slice(i, i + this.o.batchSize));
+    for (const slice of slices) this.o.arriving?.(slice);
+    return { messages, slices };
+  }
+
+  private async process({ messages, slices }: Batch): Promise<void> {
+    if (messages.length === 0) return;
+    const counted: ClickRecord[] = [];
     try {
-      // A message may carry many clicks (the publisher batches them): each bulk write holds at most batchSize.
-      for (let i = 0; i < records.length; i += this.o.batchSize) {
-        const slice = records.slice(i, i + this.o.batchSize);
-        slices.push(slice);
-        this.o.arriving?.(slice);
-        const chunk = await this.o.store.insert(slice, await this.o.retention?.(slice));
+      for (const slice of slices) {
+        const expiresAt = await this.o.retention?.(slice);
+        const chunk = this.o.storing ? await this.o.storing(slice, expiresAt) : await this.o.store.insert(slice, expiresAt);
         await this.o.store.count(chunk);
         for (const hook of this.o.counting ?? []) await hook(chunk);
         await this.o.store.markCounted(chunk);
@@ -194,23 +205,6 @@ export class ClickIngestor {
     } catch (error) {
       this.failures.inc();
       this.o.logger.error({ err: error, clicks: messages.length }, 'click batch not ingested; it will be redelivered');
-      for (const msg of messages) msg.nak(this.o.retryDelayMs ?? 1000);
-      return;
-    }
-    if (!this.o.finishing) return this.settle(messages, counted);
-    // Pipelined: this batch's last step runs after the previous batch's, while the next batch is written; this call
-    // returns once the previous one is done, so at most two batches are past their writes.
-    const previous = this.finishing;
-    this.finishing = previous.then(() => this.finish(slices, messages, counted));
-    await previous;
-  }
-
-  private async finish(slices: readonly ClickRecord[][], messages: readonly JsMsg[], counted: readonly ClickRecord[]): Promise<void> {
-    try {
-      for (const slice of slices) await this.o.finishing!(slice);
-    } catch (error) {
-      this.failures.inc();
-      this.o.logger.error({ err: error, clicks: messages.length }, 'click batch not finished; it will be redelivered');
       for (const msg of messages) msg.nak(this.o.retryDelayMs ?? 1000);
       return;
     }

@@ -92,8 +92,8 @@ export function buildWorker(infra: Infra): WorkerService {
     onEvent: () => relay.nudge(),
   });
 
-  // Analytics rollups are counted with the clicks, exactly once per click (one transaction per batch), as the last step
-  // before a batch is acknowledged, while the next batch is written.
+  // Analytics rollups are counted exactly once per click: a batch's raw clicks are written in one transaction with
+  // their rollup parts, worked out while the batch before is written.
   const rollups = new RollupWriter({
     client: mongo.client,
     store: stores.rollups,
@@ -120,7 +120,7 @@ export function buildWorker(infra: Infra): WorkerService {
     counting: [
       new ClickUsage({ db: mongo.db, client: mongo.client, workspaces: stores.workspaces, events: stores.events, onEvent: () => relay.nudge() }).afterCount,
     ],
-    ...(config.analytics.rollups ? { arriving: rollups.arriving, finishing: rollups.finishing } : {}),
+    ...(config.analytics.rollups ? { arriving: rollups.arriving, storing: rollups.storing } : {}),
     retention: (records) => retention.forBatch(records),
     ackWaitMs: config.analytics.clickAckWaitMs,
     derived: [

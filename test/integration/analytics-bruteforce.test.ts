@@ -110,22 +110,45 @@ describe('analytics answers equal a brute-force recount of the raw clicks (rando
     clicks.push(randomClick(rand, 'ws_other', links, CLUSTERS[0][0], CLUSTERS[0][1], 5));
 
     const began = performance.now();
-    // Ingested as the click ingester does: raw insert, then the exactly-once rollup, in batches of random sizes, some
-    // of them delivered twice.
+    // Ingested in batches of random sizes, some of them delivered twice, each batch one of three ways:
+    //   - as the click ingester does: the raw clicks and their rollup parts in one transaction (storing), some batches
+    //     holding one click twice;
+    //   - stored while the rollups were off, then delivered again to an ingester with the rollups on (storing sorts
+    //     out which stored clicks are not rolled up yet);
+    //   - raw insert, then the exactly-once rollup of stored clicks (rollUp, as the rebuild does).
     const { stores } = api.infra;
     const writer = new RollupWriter({ client: api.infra.mongo.client, store: stores.rollups, clicks: stores.clicks.clicks });
     let i = 0;
+    const ways = { storing: 0, stored_before: 0, roll_up: 0 };
     while (i < clicks.length) {
-      const size = 1 + Math.floor(rand() * 300);
+      const size = 1 + Math.floor(rand() * 150);
       const batch = clicks.slice(i, i + size);
-      await stores.clicks.insert(batch);
-      await writer.rollUp(batch);
-      if (rand() < 0.3) {
+      const way = rand();
+      if (way < 0.4) {
+        ways.storing++;
+        const delivered = rand() < 0.2 ? [...batch, batch[0]!] : batch;
+        const toCount = await writer.storing(delivered);
+        expect(toCount.map((c) => c.id), 'every click of a new batch is to count, each once').to.deep.equal(batch.map((c) => c.id));
+        await stores.clicks.markCounted(toCount);
+        if (rand() < 0.3) expect(await writer.storing(delivered), 'a redelivered batch has no click to count again').to.have.length(0);
+      } else if (way < 0.7) {
+        ways.stored_before++;
         await stores.clicks.insert(batch);
-        expect(await writer.rollUp(batch), 'a redelivered batch has no click to roll up again').to.have.length(0);
+        expect((await writer.storing(batch)).map((c) => c.id), 'stored, not counted: counted now').to.deep.equal(batch.map((c) => c.id));
+        await stores.clicks.markCounted(batch);
+        if (rand() < 0.3) expect(await writer.storing(batch)).to.have.length(0);
+      } else {
+        ways.roll_up++;
+        await stores.clicks.insert(batch);
+        await writer.rollUp(batch);
+        if (rand() < 0.3) {
+          await stores.clicks.insert(batch);
+          expect(await writer.rollUp(batch), 'a redelivered batch has no click to roll up again').to.have.length(0);
+        }
       }
       i += size;
     }
+    expect(Math.min(...Object.values(ways)), `batches per way: ${JSON.stringify(ways)}`).to.be.greaterThan(2);
     clicks.pop(); // the other workspace's
     console.log(`      (${clicks.length} clicks rolled up in ${Math.round(performance.now() - began)} ms)`);
   });

@@ -79,7 +79,7 @@ describe('analytics rollups when the worker is killed mid-batch (worker in a chi
     return worker;
   }
 
-  it('counts every click exactly once, though batches died between the raw insert and the rollup and were redelivered', async () => {
+  it('counts every click exactly once, though workers died mid-batch and their batches were redelivered', async () => {
     const ws = await tenants.aWorkspace({ plan_id: 'business' });
     const links: TestLink[] = [0, 1, 2].map((i) => ({ id: `lnk_k${i}`, domain_id: 'dom_k', domain: 'k.example', slug: `k${i}`, tag_ids: [], folder_id: null }));
     const rand = seeded(99);
@@ -93,8 +93,8 @@ describe('analytics rollups when the worker is killed mid-batch (worker in a chi
     }
     const raw = db.collection<ClickDoc>('clicks');
 
-    // Kill workers while they ingest, until one died leaving raw clicks stored but not rolled up: the state in which
-    // "count only newly inserted clicks" would lose them on the redelivery.
+    // Kill workers while they ingest, until one died after a batch's transaction but before the batch was counted and
+    // acknowledged: the redelivery must count those clicks and not roll them up again.
     let halfDone = 0;
     let kills = 0;
     for (let attempt = 0; attempt < 10 && (halfDone === 0 || kills < 2); attempt++) {
@@ -111,16 +111,21 @@ describe('analytics rollups when the worker is killed mid-batch (worker in a chi
       worker.child.kill('SIGKILL');
       await worker.exited;
       kills++;
-      halfDone += await raw.countDocuments({ workspace_id: ws._id, rolled_up: false });
+      // Whatever the moment of the kill, a raw click is stored if and only if it is in the rollups (the killed
+      // worker's open transaction, if any, shows nothing).
+      const stored = await raw.countDocuments({ workspace_id: ws._id });
+      expect(await raw.countDocuments({ workspace_id: ws._id, rolled_up: { $ne: true } }), `kill ${kills}: stored clicks not rolled up`).to.equal(0);
+      expect(await rolledUp(db, ws._id, 'q'), `kill ${kills}: the rollups hold exactly the stored clicks`).to.deep.equal({ workspace: stored, linkCells: stored, links: 0 });
+      halfDone += await raw.countDocuments({ workspace_id: ws._id, counted: false });
     }
     expect(kills, 'workers killed while ingesting').to.be.at.least(2);
-    expect(halfDone, 'a kill left raw clicks stored but not rolled up').to.be.greaterThan(0);
+    expect(halfDone, 'a kill left clicks stored and rolled up, but neither counted nor acknowledged').to.be.greaterThan(0);
 
     await startWorker();
     await until(
       async () => {
         const info = await nats.jsm.consumers.info(nats.subjects.stream('CLICKS'), CLICK_INGEST_DURABLE);
-        const pending = await raw.countDocuments({ workspace_id: ws._id, rolled_up: { $ne: true } });
+        const pending = await raw.countDocuments({ workspace_id: ws._id, counted: false });
         const stored = await raw.countDocuments({ workspace_id: ws._id });
         return info.num_pending + info.num_ack_pending === 0 && pending === 0 && stored === clicks.length;
       },

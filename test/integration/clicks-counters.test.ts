@@ -7,6 +7,8 @@ import type { ClickRecord } from '../../src/clicks/click-record.ts';
 import { ClickStore, type DestinationCount } from '../../src/clicks/click.store.ts';
 import { RotatorCounters } from '../../src/clicks/counters.ts';
 import { RotatorHealthStore } from '../../src/clicks/rotator-health.store.ts';
+import { RollupStore, RollupWriter, rollupPrefix, type RollupPartDoc } from '../../src/analytics/rollup.store.ts';
+import { decodeCells } from '../../src/analytics/cells.ts';
 
 const logger = pino({ level: 'silent' });
 
@@ -119,19 +121,23 @@ describe('raw click insert of a large batch (MongoDB protocol)', () => {
     await mongo.stop();
   });
 
-  it('written a thousand at a time, returns exactly the new clicks and the uncounted duplicates, wherever they fall', async () => {
-    const db = client.db(`${mongo.dbName}_insert`);
+  /**
+   * A batch of 2,500 clicks (one of them twice) of which six were stored before, three counted and three not, in
+   * every chunk of a thousand: `write` must answer exactly the new clicks and the uncounted duplicates.
+   */
+  async function writeOverStored(db: Db, write: (store: ClickStore, batch: ClickRecord[]) => Promise<ClickRecord[]>, before?: (store: ClickStore, stored: ClickRecord[]) => Promise<void>): Promise<void> {
     const store = new ClickStore(db);
     await store.ensureIndexes();
     const click = (i: number) => aClickRecord(`clk_big${i}`, { workspace_id: 'ws_big' });
     // Stored before: some counted, some not (a worker died before counting them), in every chunk of the batch below.
-    const before = [5, 999, 1000, 1001, 1998, 2400].map(click);
-    await store.insert(before);
-    await store.markCounted(before.filter((_, k) => k % 2 === 0));
+    const stored = [5, 999, 1000, 1001, 1998, 2400].map(click);
+    await store.insert(stored);
+    await store.markCounted(stored.filter((_, k) => k % 2 === 0));
+    await before?.(store, stored);
     const batch = Array.from({ length: 2500 }, (_, i) => click(i));
     // The same id twice in one batch (a retried publish outside JetStream's window) is counted once.
     batch.push(click(1500));
-    const returned = (await store.insert(batch)).map((r) => r.id);
+    const returned = (await write(store, batch)).map((r) => r.id);
     const uncounted = new Set(['clk_big999', 'clk_big1001', 'clk_big2400']);
     const counted = new Set(['clk_big5', 'clk_big1000', 'clk_big1998']);
     expect(returned).to.have.length(2500 - counted.size);
@@ -139,5 +145,32 @@ describe('raw click insert of a large batch (MongoDB protocol)', () => {
     for (const id of counted) expect(returned).not.to.include(id);
     for (const id of uncounted) expect(returned).to.include(id);
     expect(await db.collection('clicks').countDocuments({ workspace_id: 'ws_big' })).to.equal(2500);
+  }
+
+  it('written a thousand at a time, returns exactly the new clicks and the uncounted duplicates, wherever they fall', async () => {
+    await writeOverStored(client.db(`${mongo.dbName}_insert`), (store, batch) => store.insert(batch));
+  });
+
+  it('written with its rollup parts (rollups on), answers the same, and rolls up each click once', async () => {
+    const db = client.db(`${mongo.dbName}_storing`);
+    const rollups = new RollupStore(db);
+    await rollups.ensureIndexes();
+    let writer: RollupWriter | undefined;
+    await writeOverStored(
+      db,
+      (_, batch) => writer!.storing(batch),
+      // Stored while the rollups were off; two of them rolled up since (the rebuild).
+      async (store, stored) => {
+        writer = new RollupWriter({ client, store: rollups, clicks: store.clicks });
+        await writer.rollUp(stored.slice(0, 2));
+      },
+    );
+    expect(await db.collection('clicks').countDocuments({ workspace_id: 'ws_big', rolled_up: { $ne: true } })).to.equal(0);
+    let total = 0;
+    const prefix = rollupPrefix('ws_big', '_', 'q');
+    for await (const part of db.collection<RollupPartDoc>('analytics_parts').find({ r: { $gte: prefix, $lt: `${prefix}~` } })) {
+      for (const cell of decodeCells(part.c._!.buffer)) total += cell.c;
+    }
+    expect(total, 'clicks in the rollups').to.equal(2500);
   });
 });
