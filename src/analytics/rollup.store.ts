@@ -20,7 +20,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Binary, type ClientSession, type Collection, type Db, type Filter, type MongoClient, type ObjectId } from 'mongodb';
 import { Counter, type Registry } from 'prom-client';
 import type { ClickRecord } from '../clicks/click-record.ts';
-import { INSERT_CHUNK, duplicateIdErrors, stillToCount, toClickDoc, type ClickDoc } from '../clicks/click.store.ts';
+import { INSERT_CHUNK, duplicateIdErrors, eachIdOnce, toClickDoc, type ClickDoc } from '../clicks/click.store.ts';
+import { inTransaction } from '../platform/mongo.ts';
 import { CELL_PRECISION, TOTAL_PRECISION, hashVisitor, registerOf } from './hll.ts';
 import { addCell, addRevenue, decodeCells, encodeCells, encodeOneClick, newCell, type Cell, type CellBuilder, type Revenue } from './cells.ts';
 import { DIMENSIONS, TOTAL, cellKey, dimensionValueList, documentGroup, isBot, type Dimension } from './dimensions.ts';
@@ -687,15 +688,7 @@ export class RollupWriter {
    */
   async rollUp(records: readonly ClickRecord[]): Promise<ClickRecord[]> {
     if (records.length === 0) return [];
-    const prepared = this.prepared.get(records);
-    this.prepared.delete(records);
-    let fresh: ClickRecord[];
-    try {
-      fresh = await this.rollUpOnce(records, prepared, false);
-    } catch (error) {
-      if (!(error instanceof SomeRolledUp)) throw error;
-      fresh = await this.rollUpOnce(records, prepared, true);
-    }
+    const fresh = await sortedOutOnConflict((sorting) => inTransaction(this.client, (session) => this.rollUpIn(session, records, sorting)));
     this.rolledUp?.inc(fresh.length);
     if (fresh.length > 0) this.compactLater();
     return fresh;
@@ -706,35 +699,24 @@ export class RollupWriter {
    * (every one modified) without reading them first; when some were not (a redelivery), the marking is rolled back
    * with the transaction (SomeRolledUp) and `sorting` reads which clicks are still to count.
    */
-  private async rollUpOnce(records: readonly ClickRecord[], prepared: Promise<RollupPartDoc[]> | undefined, sorting: boolean): Promise<ClickRecord[]> {
-    const session = this.client.startSession();
-    try {
-      let fresh: ClickRecord[] = [];
-      await session.withTransaction(async () => {
-        const seen = new Set<string>();
-        const unique = records.filter((r) => !seen.has(r.id) && (seen.add(r.id), true));
-        const ids = unique.map((r) => r.id);
-        if (sorting) {
-          // Fetched by id alone and sorted out here: a filter on `rolled_up` too has the database decode every click
-          // to check it, where ids and a projection are read from the stored bytes.
-          const found = await this.clicks.find({ _id: { $in: ids } }, { projection: { _id: 1, rolled_up: 1 }, session }).toArray();
-          const open = new Set(found.filter((d) => d.rolled_up === false || d.rolled_up == null).map((d) => d._id));
-          fresh = unique.filter((r) => open.has(r.id));
-          if (fresh.length === 0) return;
-          await this.clicks.updateMany({ _id: { $in: [...open] } }, { $set: { rolled_up: true } }, { session });
-        } else {
-          const marked = await this.clicks.updateMany({ _id: { $in: ids } }, { $set: { rolled_up: true } }, { session });
-          if (marked.modifiedCount !== ids.length) throw new SomeRolledUp();
-          fresh = unique;
-        }
-        // Usually the batch as it arrived: its parts are ready.
-        const parts = prepared && sameClicks(records, fresh) ? await prepared : undefined;
-        await this.store.apply(fresh, { session, parts });
-      });
-      return fresh;
-    } finally {
-      await session.endSession();
+  private async rollUpIn(session: ClientSession, records: readonly ClickRecord[], sorting: boolean): Promise<ClickRecord[]> {
+    const unique = eachIdOnce(records, () => true);
+    const ids = unique.map((r) => r.id);
+    let fresh = unique;
+    if (sorting) {
+      // Fetched by id alone and sorted out here: a filter on `rolled_up` too has the database decode every click
+      // to check it, where ids and a projection are read from the stored bytes.
+      const found = await this.clicks.find({ _id: { $in: ids } }, { projection: { _id: 1, rolled_up: 1 }, session }).toArray();
+      const open = new Set(found.filter((d) => d.rolled_up === false || d.rolled_up == null).map((d) => d._id));
+      fresh = unique.filter((r) => open.has(r.id));
+      if (fresh.length === 0) return fresh;
+      await this.clicks.updateMany({ _id: { $in: [...open] } }, { $set: { rolled_up: true } }, { session });
+    } else {
+      const marked = await this.clicks.updateMany({ _id: { $in: ids } }, { $set: { rolled_up: true } }, { session });
+      if (marked.modifiedCount !== ids.length) throw new SomeRolledUp();
     }
+    await this.store.apply(fresh, { session });
+    return fresh;
   }
 
   /**
@@ -747,13 +729,7 @@ export class RollupWriter {
     if (records.length === 0) return [];
     const prepared = this.prepared.get(records);
     this.prepared.delete(records);
-    let stored: { toCount: ClickRecord[]; rolledUp: number };
-    try {
-      stored = await this.storeOnce(records, expiresAt, prepared, false);
-    } catch (error) {
-      if (!(error instanceof SomeRolledUp)) throw error;
-      stored = await this.storeOnce(records, expiresAt, prepared, true);
-    }
+    const stored = await sortedOutOnConflict((sorting) => inTransaction(this.client, (session) => this.storeIn(session, records, expiresAt, prepared, sorting)));
     this.rolledUp?.inc(stored.rolledUp);
     if (stored.rolledUp > 0) this.compactLater();
     return stored.toCount;
@@ -764,48 +740,41 @@ export class RollupWriter {
    * is stored already (a redelivery, or the same id twice in the batch), the insert fails, the transaction is rolled
    * back (SomeRolledUp) and `sorting` reads which clicks are stored, and which of those are rolled up and counted.
    */
-  private async storeOnce(
+  private async storeIn(
+    session: ClientSession,
     records: readonly ClickRecord[],
     expiresAt: ((record: ClickRecord) => Date | undefined) | undefined,
     prepared: Promise<RollupPartDoc[]> | undefined,
     sorting: boolean,
   ): Promise<{ toCount: ClickRecord[]; rolledUp: number }> {
-    const session = this.client.startSession();
-    try {
-      let result = { toCount: [] as ClickRecord[], rolledUp: 0 };
-      await session.withTransaction(async () => {
-        let fresh: readonly ClickRecord[] = records;
-        let toRoll: readonly ClickRecord[] = records;
-        let toCount: ClickRecord[] = [...records];
-        if (sorting) {
-          const found = new Map<string, Pick<ClickDoc, 'rolled_up' | 'counted'>>();
-          const ids = [...new Set(records.map((r) => r.id))];
-          for (const doc of await this.clicks.find({ _id: { $in: ids } }, { projection: { _id: 1, rolled_up: 1, counted: 1 }, session }).toArray()) found.set(doc._id, doc);
-          fresh = stillToCount(records, (r) => !found.has(r.id));
-          const open = stillToCount(records, (r) => found.has(r.id) && found.get(r.id)!.rolled_up !== true);
-          if (open.length > 0) await this.clicks.updateMany({ _id: { $in: open.map((r) => r.id) } }, { $set: { rolled_up: true } }, { session });
-          toRoll = stillToCount(records, (r) => !found.has(r.id) || found.get(r.id)!.rolled_up !== true);
-          toCount = stillToCount(records, (r) => !found.has(r.id) || found.get(r.id)!.counted === false);
-        }
-        for (let i = 0; i < fresh.length; i += INSERT_CHUNK) {
-          const docs = fresh.slice(i, i + INSERT_CHUNK).map((r) => toClickDoc(r, expiresAt?.(r), true));
-          try {
-            await this.clicks.insertMany(docs, { session });
-          } catch (error) {
-            // Stored already: a write error ends the transaction, which is sorted out click by click in another.
-            if (!sorting && duplicateIdErrors(error)) throw new SomeRolledUp();
-            throw error;
-          }
-        }
-        // Usually the batch as it arrived: its parts are ready.
-        const parts = prepared && sameClicks(records, toRoll) ? await prepared : undefined;
-        await this.store.apply(toRoll, { session, parts });
-        result = { toCount, rolledUp: toRoll.length };
-      });
-      return result;
-    } finally {
-      await session.endSession();
+    let fresh: readonly ClickRecord[] = records;
+    let toRoll: readonly ClickRecord[] = records;
+    let toCount: ClickRecord[] = [...records];
+    if (sorting) {
+      const found = new Map<string, Pick<ClickDoc, 'rolled_up' | 'counted'>>();
+      const ids = [...new Set(records.map((r) => r.id))];
+      for (const doc of await this.clicks.find({ _id: { $in: ids } }, { projection: { _id: 1, rolled_up: 1, counted: 1 }, session }).toArray()) found.set(doc._id, doc);
+      const notRolledUp = (r: ClickRecord) => !found.has(r.id) || found.get(r.id)!.rolled_up !== true;
+      fresh = eachIdOnce(records, (r) => !found.has(r.id));
+      toRoll = eachIdOnce(records, notRolledUp);
+      toCount = eachIdOnce(records, (r) => !found.has(r.id) || found.get(r.id)!.counted === false);
+      const open = toRoll.filter((r) => found.has(r.id));
+      if (open.length > 0) await this.clicks.updateMany({ _id: { $in: open.map((r) => r.id) } }, { $set: { rolled_up: true } }, { session });
     }
+    for (let i = 0; i < fresh.length; i += INSERT_CHUNK) {
+      const docs = fresh.slice(i, i + INSERT_CHUNK).map((r) => toClickDoc(r, expiresAt?.(r), true));
+      try {
+        await this.clicks.insertMany(docs, { session });
+      } catch (error) {
+        // Stored already: a write error ends the transaction, which is sorted out click by click in another.
+        if (!sorting && duplicateIdErrors(error)) throw new SomeRolledUp();
+        throw error;
+      }
+    }
+    // Usually the batch as it arrived: its parts are ready.
+    const parts = prepared && sameClicks(records, toRoll) ? await prepared : undefined;
+    await this.store.apply(toRoll, { session, parts });
+    return { toCount, rolledUp: toRoll.length };
   }
 
   /** Merges the parts due for it after a batch, in the background, one merge at a time (see `idle`). */
@@ -843,6 +812,16 @@ export class RollupWriter {
 class SomeRolledUp extends Error {
   constructor() {
     super('some clicks of the batch were stored or rolled up already');
+  }
+}
+
+/** Runs `attempt` for a batch taken whole; if some of it was there already (SomeRolledUp), again, sorting it out. */
+async function sortedOutOnConflict<T>(attempt: (sorting: boolean) => Promise<T>): Promise<T> {
+  try {
+    return await attempt(false);
+  } catch (error) {
+    if (!(error instanceof SomeRolledUp)) throw error;
+    return attempt(true);
   }
 }
 

@@ -87,13 +87,12 @@ export function duplicateIdErrors(error: unknown): readonly WriteError[] | null 
 }
 
 /**
- * The clicks of a batch still to count, each id once: `due` says which (stored now, or stored before with their
- * counting not completed). A batch can hold the same id twice (a publish retried after a lost ack is de-duplicated by
- * JetStream, but only within its window).
+ * The clicks of a batch that `keep` keeps, each id once, in the batch's order: a batch can hold the same id twice (a
+ * publish retried after a lost ack is de-duplicated by JetStream, but only within its window).
  */
-export function stillToCount(records: readonly ClickRecord[], due: (record: ClickRecord, index: number) => boolean): ClickRecord[] {
+export function eachIdOnce(records: readonly ClickRecord[], keep: (record: ClickRecord, index: number) => boolean): ClickRecord[] {
   const seen = new Set<string>();
-  return records.filter((record, i) => due(record, i) && !seen.has(record.id) && (seen.add(record.id), true));
+  return records.filter((record, i) => keep(record, i) && !seen.has(record.id) && (seen.add(record.id), true));
 }
 
 function counterId(kind: CounterKind, linkId: string, key: string, day: string | null): string {
@@ -151,7 +150,8 @@ export class ClickStore {
     if (duplicates.size === 0) return [...records];
     const dupIds = records.filter((_, i) => duplicates.has(i)).map((r) => r.id);
     const uncounted = new Set((await this.clicks.find({ _id: { $in: dupIds }, counted: false }, { projection: { _id: 1 } }).toArray()).map((d) => d._id));
-    return stillToCount(records, (record, i) => !duplicates.has(i) || uncounted.has(record.id));
+    // Still to count: stored now, or stored before with their counting not completed.
+    return eachIdOnce(records, (record, i) => !duplicates.has(i) || uncounted.has(record.id));
   }
 
   /** Adds the clicks to the destination and variant counters: one upsert per counter, however many clicks. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { MongoBulkWriteError, MongoServerError, type BulkWriteResult } from 'mongodb';
-import { duplicateIdErrors, stillToCount } from '../../src/clicks/click.store.ts';
+import { duplicateIdErrors, eachIdOnce } from '../../src/clicks/click.store.ts';
 import type { ClickRecord } from '../../src/clicks/click-record.ts';
 
 /** A bulk write error as the driver builds it from a server reply. */
@@ -19,11 +19,11 @@ describe('click insert errors', () => {
     expect(duplicateIdErrors(new Error('network')), 'another error').to.equal(null);
   });
 
-  it('counts each id of a batch once, in the batch order, among those due', () => {
+  it('keeps each id of a batch once, in the batch order, among those kept', () => {
     const records = ['a', 'b', 'a', 'c', 'b', 'd'].map((id) => ({ id }) as ClickRecord);
-    expect(stillToCount(records, () => true).map((r) => r.id)).to.deep.equal(['a', 'b', 'c', 'd']);
-    expect(stillToCount(records, (r) => r.id !== 'b').map((r) => r.id)).to.deep.equal(['a', 'c', 'd']);
-    // Due by position: the second `a` alone (the first was counted before).
-    expect(stillToCount(records, (_, i) => i >= 2).map((r) => r.id)).to.deep.equal(['a', 'c', 'b', 'd']);
+    expect(eachIdOnce(records, () => true).map((r) => r.id)).to.deep.equal(['a', 'b', 'c', 'd']);
+    expect(eachIdOnce(records, (r) => r.id !== 'b').map((r) => r.id)).to.deep.equal(['a', 'c', 'd']);
+    // Kept by position: the second `a` alone (the first was counted before).
+    expect(eachIdOnce(records, (_, i) => i >= 2).map((r) => r.id)).to.deep.equal(['a', 'c', 'b', 'd']);
   });
 });
