@@ -156,9 +156,11 @@ describe('raw click insert of a large batch (MongoDB protocol)', () => {
     const rollups = new RollupStore(db);
     await rollups.ensureIndexes();
     let writer: RollupWriter | undefined;
+    const expires = new Date('2031-01-01T00:00:00Z');
     await writeOverStored(
       db,
-      (_, batch) => writer!.storing(batch),
+      // Every click to insert gets its expiry (raw click retention), on the sorting path too.
+      (_, batch) => writer!.storing(batch, () => expires),
       // Stored while the rollups were off; two of them rolled up since (the rebuild).
       async (store, stored) => {
         writer = new RollupWriter({ client, store: rollups, clicks: store.clicks });
@@ -166,6 +168,7 @@ describe('raw click insert of a large batch (MongoDB protocol)', () => {
       },
     );
     expect(await db.collection('clicks').countDocuments({ workspace_id: 'ws_big', rolled_up: { $ne: true } })).to.equal(0);
+    expect(await db.collection('clicks').countDocuments({ workspace_id: 'ws_big', expire_at: expires }), 'inserted now, with their expiry').to.equal(2500 - 6);
     let total = 0;
     const prefix = rollupPrefix('ws_big', '_', 'q');
     for await (const part of db.collection<RollupPartDoc>('analytics_parts').find({ r: { $gte: prefix, $lt: `${prefix}~` } })) {
