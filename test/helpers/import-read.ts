@@ -1,5 +1,6 @@
 // Reads a source to its end the way an import job does: a page, its cursor kept, the next page from that cursor.
-import type { ImportSource, ImportedLink, SourceRowError } from '../../src/imports/source.ts';
+import { expect } from 'chai';
+import { SourceError, type ImportSource, type ImportedLink, type SourceRowError } from '../../src/imports/source.ts';
 
 export interface Read {
   links: ImportedLink[];
@@ -29,3 +30,14 @@ export async function readPages(source: ImportSource, from: string | null = null
 
 /** The source ids read, in order. */
 export const idsOf = (links: readonly ImportedLink[]): string[] => links.map((link) => link.sourceId);
+
+/** The SourceError a page (or anything else) fails with; a test fails if it succeeds. */
+export function failureOf(promise: Promise<unknown>): Promise<SourceError> {
+  return promise.then(
+    () => expect.fail('expected a SourceError'),
+    (error: unknown) => {
+      expect(error).to.be.instanceOf(SourceError);
+      return error as SourceError;
+    },
+  );
+}

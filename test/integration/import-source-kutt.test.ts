@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { SourceError, type SourceOptions } from '../../src/imports/source.ts';
 import { createKuttSource, KUTT_PAGE_SIZE } from '../../src/imports/sources/kutt.ts';
 import { sourceDeps } from '../helpers/import-http.ts';
-import { idsOf, readPages } from '../helpers/import-read.ts';
+import { failureOf, idsOf, readPages } from '../helpers/import-read.ts';
 import { startKuttServer, type KuttLinkFixture, type KuttServerOptions } from '../helpers/import-servers/kutt.ts';
 import type { ServiceServer } from '../helpers/import-servers/base.ts';
 
@@ -15,7 +15,6 @@ const aLink = (n: number, overrides: Partial<KuttLinkFixture> = {}): KuttLinkFix
 const newestFirst = (links: KuttLinkFixture[]) => [...links].reverse().map((link) => link.id!);
 const optionsFor = (server: ServiceServer, overrides: Partial<SourceOptions> = {}): SourceOptions => ({ token: API_KEY, baseUrl: server.url, params: {}, file: null, ...overrides });
 const signal = new AbortController().signal;
-const failureOf = (promise: Promise<unknown>) => promise.then(() => expect.fail('expected a SourceError'), (error: unknown) => error as SourceError);
 
 describe('import source: Kutt API v2', () => {
   const servers: ServiceServer[] = [];

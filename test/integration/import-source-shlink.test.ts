@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { SourceError, type SourceOptions } from '../../src/imports/source.ts';
 import { createShlinkSource, SHLINK_PAGE_SIZE } from '../../src/imports/sources/shlink.ts';
 import { sourceDeps } from '../helpers/import-http.ts';
-import { idsOf, readPages } from '../helpers/import-read.ts';
+import { failureOf, idsOf, readPages } from '../helpers/import-read.ts';
 import { startShlinkServer, type ShlinkServerOptions, type ShlinkShortUrlFixture } from '../helpers/import-servers/shlink.ts';
 import type { ServiceServer } from '../helpers/import-servers/base.ts';
 
@@ -17,7 +17,6 @@ function aShortUrl(n: number, overrides: Partial<ShlinkShortUrlFixture> = {}): S
 }
 
 const optionsFor = (server: ServiceServer, overrides: Partial<SourceOptions> = {}): SourceOptions => ({ token: API_KEY, baseUrl: server.url, params: {}, file: null, ...overrides });
-const failureOf = (promise: Promise<unknown>) => promise.then(() => expect.fail('expected a SourceError'), (error: unknown) => error as SourceError);
 
 describe('import source: Shlink REST API v3', () => {
   const servers: ServiceServer[] = [];

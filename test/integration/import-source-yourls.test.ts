@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { SourceError, type SourceOptions } from '../../src/imports/source.ts';
 import { createYourlsSource, YOURLS_PAGE_SIZE } from '../../src/imports/sources/yourls.ts';
 import { sourceDeps } from '../helpers/import-http.ts';
-import { idsOf, readPages } from '../helpers/import-read.ts';
+import { failureOf, idsOf, readPages } from '../helpers/import-read.ts';
 import { startYourlsServer, type YourlsLinkFixture, type YourlsServerOptions } from '../helpers/import-servers/yourls.ts';
 import type { ServiceServer } from '../helpers/import-servers/base.ts';
 
@@ -19,7 +19,6 @@ function aLink(n: number, overrides: Partial<YourlsLinkFixture> = {}): YourlsLin
 const keywords = (links: YourlsLinkFixture[]) => links.map((link) => link.keyword);
 const optionsFor = (server: ServiceServer, overrides: Partial<SourceOptions> = {}): SourceOptions => ({ token: USER.signature, baseUrl: server.url, params: {}, file: null, ...overrides });
 const signal = new AbortController().signal;
-const failureOf = (promise: Promise<unknown>) => promise.then(() => expect.fail('expected a SourceError'), (error: unknown) => error as SourceError);
 
 describe('import source: YOURLS yourls-api.php', () => {
   const servers: ServiceServer[] = [];
