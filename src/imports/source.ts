@@ -39,6 +39,12 @@ export interface ImportedLink {
   android: string | null;
   /** Total clicks the source reports for the link: imported as a historical total, never as raw clicks. */
   clicksTotal: number | null;
+  /**
+   * What the link has at the source that it will not have here (a start date, a visit cap, a redirect rule on a
+   * condition we do not match on, a password the source never gives out), one sentence each, for the job to show
+   * beside the imported link; absent or empty when nothing is lost.
+   */
+  warnings?: string[];
 }
 
 /** A row the source could not map (a bad URL in a CSV, a link the API answered without a destination...). */
