@@ -7,7 +7,7 @@ import type { Db, MongoClient } from 'mongodb';
 import type { Logger } from '../platform/logger.ts';
 import { inTransaction } from '../platform/mongo.ts';
 import { newId } from '../platform/ids.ts';
-import type { Lease } from '../events/lease.ts';
+import type { Lease } from '../platform/lease.ts';
 import type { EventStore } from '../events/event.store.ts';
 import type { WorkspaceStore } from '../workspace/workspace.store.ts';
 import { periodOf, type UsageStore } from '../workspace/usage.store.ts';

@@ -5,7 +5,7 @@ import { Counter, type Registry } from 'prom-client';
 import { newId } from '../platform/ids.ts';
 import { inTransaction } from '../platform/mongo.ts';
 import type { Logger } from '../platform/logger.ts';
-import type { Lease } from '../events/lease.ts';
+import type { Lease } from '../platform/lease.ts';
 import type { WorkspaceStore } from '../workspace/workspace.store.ts';
 import { DEFAULT_GRACE_PERIOD_DAYS, type PartnerDoc, type PartnerStore } from './partner.store.ts';
 import type { LedgerStore, PayoutDoc } from './ledger.store.ts';
