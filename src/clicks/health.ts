@@ -6,8 +6,8 @@ import type { Lease } from '../platform/lease.ts';
 import { Periodic } from '../platform/periodic.ts';
 import type { LinkDoc } from '../links/link.store.ts';
 import type { Logger } from '../platform/logger.ts';
-import type { ResolvedAddress, TargetOptions } from '../webhooks/ssrf.ts';
-import { OutboundError, outboundAgents, send, type OutboundAgents } from '../webhooks/outbound.ts';
+import type { ResolvedAddress, TargetOptions } from '../platform/outbound/ssrf.ts';
+import { OutboundError, outboundAgents, send, type OutboundAgents } from '../platform/outbound/outbound.ts';
 import type { RotatorHealthStore } from './rotator-health.store.ts';
 
 export interface DestinationHealthCheckerOptions {

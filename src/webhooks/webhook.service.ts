@@ -4,7 +4,7 @@ import type { Principal } from '../keys/key.service.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
 import { PARTNER_ONLY_EVENTS, type EventType } from '../events/event-types.ts';
 import { decodeTimePosition, pageOf, timePosition, type Pagination } from '../http/cursor.ts';
-import { assertPublicTarget, type TargetOptions } from './ssrf.ts';
+import { assertPublicTarget, type TargetOptions } from '../platform/outbound/ssrf.ts';
 import { newSigningSecret, type SecretBox } from './secret-box.ts';
 import type { WebhookChanges, WebhookDoc, WebhookStore, WebhookTenant } from './webhook.store.ts';
 import type { WebhookDeliveryDoc, WebhookDeliveryStore } from './delivery.store.ts';
