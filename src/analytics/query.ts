@@ -4,7 +4,7 @@
 import type { Collection } from 'mongodb';
 import { AppError, ValidationError } from '../platform/errors.ts';
 import { DEVICES, OPERATING_SYSTEMS } from '../platform/schema.ts';
-import { VISITOR_TYPES } from '../links/link.schemas.ts';
+import { VISITOR_TYPES } from '../visitor/visitor-profile.ts';
 import type { LinkDoc } from '../links/link.store.ts';
 import type { Plan } from '../workspace/plans.ts';
 import { FILTER_PARAMS, type AnalyticsQuery, type BotsMode, type Interval } from './analytics.schemas.ts';

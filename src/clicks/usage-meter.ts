@@ -8,7 +8,7 @@ import { inTransaction } from '../platform/mongo.ts';
 import { periodOf } from '../workspace/usage.store.ts';
 import { effectivePlan } from '../workspace/plans.ts';
 import type { WorkspaceStore } from '../workspace/workspace.store.ts';
-import type { ClickRecord } from './click-record.ts';
+import type { ClickRecord } from '../visitor/click-record.ts';
 
 /** Percentages of the monthly limit that raise `click.threshold`. */
 export const CLICK_THRESHOLDS = [80, 100] as const;

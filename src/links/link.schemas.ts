@@ -8,6 +8,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import {
   StringEnum, IntegerEnum, Nullable, withoutDefaults, HttpUrl, SafeUri, DateTime, Integer, Text, ReferenceId, closed, COUNTRY, LANGUAGE, DEVICES, OPERATING_SYSTEMS, PaginationSchema, NOT_DANGEROUS,
 } from '../platform/schema.ts';
+import { PROXY_TYPES, VISITOR_TYPES } from '../visitor/visitor-profile.ts';
 
 export const REDIRECT_TYPES = [301, 302, 307, 308] as const;
 
@@ -97,25 +98,6 @@ export type AbTest = Static<typeof AbTestSchema>;
 // 2.4 Rule
 // ---------------------------------------------------------------------------------------------------------------
 
-export const VISITOR_TYPES = [
-  'human',
-  'search_bot',
-  'social_preview',
-  'seo_crawler',
-  'ai_crawler',
-  'monitoring',
-  'security_scanner',
-  'library',
-  'headless',
-  'feed_reader',
-  'automated',
-  'datacenter',
-  'proxy',
-  'vpn',
-  'tor',
-  'unknown',
-] as const;
-export const PROXY_TYPES = ['DCH', 'PUB', 'VPN', 'SES', 'TOR', 'WEB'] as const;
 export const RULE_ACTION_TYPES = ['pass', 'block', 'redirect', 'page', 'warn'] as const;
 
 const Hour = Integer(0, 23);

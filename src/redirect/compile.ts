@@ -4,7 +4,7 @@ import type { LinkDoc, RedirectType } from '../links/link.store.ts';
 import type { AbTest, Mobile, Rotator, Rule } from '../links/link.schemas.ts';
 import { compileIpMatcher, type IpMatcher } from './ip-match.ts';
 import { compileLanguageMatcher, compileRules, type CompiledRule } from './rules.ts';
-import type { Device, OperatingSystem } from './visitor-profile.ts';
+import type { Device, OperatingSystem } from '../visitor/visitor-profile.ts';
 
 export interface WorkspaceRedirectSettings {
   rules: Rule[];

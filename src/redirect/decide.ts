@@ -5,9 +5,10 @@ import type { CompiledLink, CompiledTargeting, CompiledWorkspace } from './compi
 import { chooseDestination, chooseVariant, type ChoiceState } from './choose.ts';
 import { decideMobile, finishUrl } from './destination.ts';
 import type { IpMatcher } from './ip-match.ts';
-import type { DecisionTrace, Outcome } from './outcome.ts';
+import type { Outcome } from './outcome.ts';
+import type { DecisionTrace } from '../visitor/click-record.ts';
 import { firstMatchingRule, matchInput, type CompiledRule } from './rules.ts';
-import type { VisitorProfile } from './visitor-profile.ts';
+import type { VisitorProfile } from '../visitor/visitor-profile.ts';
 
 export interface DecisionState extends ChoiceState {
   now: Date;

@@ -2,7 +2,7 @@
 // predicates over a `MatchInput`, so evaluating twenty rules is a few Set probes and string searches each.
 import type { Rule, RuleAction, RuleMatch } from '../links/link.schemas.ts';
 import { compileIpMatcher, type IpMatcher } from './ip-match.ts';
-import type { VisitorProfile } from './visitor-profile.ts';
+import type { VisitorProfile } from '../visitor/visitor-profile.ts';
 
 /** The visitor as rules see it: the profile plus the normalised strings every rule would otherwise recompute. */
 export interface MatchInput {

@@ -6,7 +6,7 @@ import { BotVerifier, classifyUserAgent, type BotMatch } from './bots.ts';
 import { IpPrivacy, clientIp } from './client-ip.ts';
 import { GeoDatabases, LocalClock, edgeGeo, mergeGeo, type GeoFacts } from './geo.ts';
 import { parseUserAgent, type UserAgentFacts } from './user-agent.ts';
-import type { ProxyType, VisitorProfile, VisitorType } from './visitor-profile.ts';
+import type { ProxyType, VisitorProfile, VisitorType } from '../visitor/visitor-profile.ts';
 
 export interface VisitorRequest {
   headers: IncomingHttpHeaders;

@@ -15,7 +15,7 @@ import { until } from '../helpers/wait.ts';
 import { periodOf } from '../../src/workspace/usage.store.ts';
 import { RollupStore } from '../../src/analytics/rollup.store.ts';
 import { windowEnd } from '../../src/alerts/alert-evaluator.ts';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 
 describe('Alerts end to end', function () {
   this.timeout(60_000);

@@ -5,7 +5,7 @@ import type { LinkDoc } from '../../src/links/link.store.ts';
 import type { Rule } from '../../src/links/link.schemas.ts';
 import { compileLink, compileWorkspace, type WorkspaceRedirectSettings } from '../../src/redirect/compile.ts';
 import { decide, type Decision, type DecisionState } from '../../src/redirect/decide.ts';
-import type { VisitorProfile } from '../../src/redirect/visitor-profile.ts';
+import type { VisitorProfile } from '../../src/visitor/visitor-profile.ts';
 
 export const NOW = new Date('2026-03-04T12:00:00.000Z');
 export const LINK_URL = 'https://example.com/landing';

@@ -8,7 +8,7 @@ import { startWorker } from '../helpers/api.ts';
 import { OwnNatsServer } from '../helpers/nats-server.ts';
 import { connectNats, provisionStreams, type Nats } from '../../src/platform/nats.ts';
 import type { Invalidation } from '../../src/platform/cache-bus.ts';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 import { ClickIds } from '../../src/clicks/click-id.ts';
 import { ClickPublisher } from '../../src/clicks/publisher.ts';
 import { decodeClicks } from '../../src/clicks/click-wire.ts';
