@@ -3,7 +3,7 @@ import { NotFoundError, QuotaExceededError, ValidationError, type ErrorDetail } 
 import type { CacheBus } from '../platform/cache-bus.ts';
 import type { Principal } from '../keys/key.service.ts';
 import { requireCapabilities } from '../links/link.prepare.ts';
-import { isIpOrCidr } from '../redirect/ip-match.ts';
+import { isIpOrCidr } from '../rules/ip-match.ts';
 import type { IpListChanges, IpListDoc, IpListStore } from './ip-list.store.ts';
 import { MAX_IP_LISTS_PER_WORKSPACE, type IpList, type IpListCreate, type IpListList, type IpListUpdate } from './ip-list.schemas.ts';
 

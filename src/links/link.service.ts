@@ -16,7 +16,8 @@ import { hashPassword } from '../platform/password.ts';
 import { linkView } from './link.view.ts';
 import { LinkRenderer } from './link.render.ts';
 import type { Blocklist } from './link-safety.ts';
-import { applyUtm, capabilitiesUsed, checkReferences, generateSlug, requireCapabilities, withRuleIds, type LinkContent } from './link.prepare.ts';
+import { applyUtm, capabilitiesUsed, checkReferences, generateSlug, requireCapabilities, type LinkContent } from './link.prepare.ts';
+import { withRuleIds } from '../rules/rule-checks.ts';
 import { LinkStoredSchema, type Link, type LinkCreate, type LinkListQuery, type LinkUpdate } from './link.schemas.ts';
 
 type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CAPABILITIES } from './plans.ts';
-import { LinkSchema, RuleSchema } from '../links/link.schemas.ts';
+import { LinkSchema } from '../links/link.schemas.ts';
+import { RuleSchema } from '../rules/rule.schemas.ts';
 
 const Count = Type.Integer({ minimum: 0 });
 

@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { Capability, PlanLimits } from './plans.ts';
-import type { Rule } from '../links/link.schemas.ts';
+import type { Rule } from '../rules/rule.schemas.ts';
 import type { Subscription } from '../partner/subscription.ts';
 
 export interface WorkspaceDoc {

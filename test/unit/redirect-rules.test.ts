@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { RuleAction, RuleMatch } from '../../src/links/link.schemas.ts';
+import type { RuleAction, RuleMatch } from '../../src/rules/rule.schemas.ts';
 import type { VisitorProfile } from '../../src/visitor/visitor-profile.ts';
 import { LINK_URL, aLink, aProfile, aRule, aWorkspace, decideFor } from '../helpers/redirect-builders.ts';
 
