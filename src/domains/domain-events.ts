@@ -11,7 +11,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import type { EventStore } from '../events/event.store.ts';
 import type { EventType } from '../events/event-types.ts';
-import type { WorkspaceStore } from '../workspace/workspace.store.ts';
+import type { WorkspaceStore } from '../tenancy/workspace.store.ts';
 import { PullRunner } from '../webhooks/pull-runner.ts';
 import { infraRetryDelayMs } from '../webhooks/fanout.ts';
 import type { DomainDoc, DomainStore, DomainTransition } from './domain.store.ts';

@@ -1,7 +1,7 @@
 import { randomBase62 } from '../platform/ids.ts';
-import { PlanRestrictedError, ValidationError, type ErrorDetail } from '../platform/errors.ts';
-import type { Principal } from '../keys/key.service.ts';
-import type { Capability } from '../workspace/plans.ts';
+import { ValidationError, type ErrorDetail } from '../platform/errors.ts';
+import type { Principal } from '../tenancy/principal.ts';
+import type { Capability } from '../tenancy/plans.ts';
 import type { LabelStore } from './label.store.ts';
 import { DEFAULT_DOMAIN_ID, type DomainDirectory, type ResolvedDomain } from './domains.ts';
 import type { LinkCreate, Utm } from './link.schemas.ts';
@@ -38,12 +38,6 @@ export function capabilitiesUsed(content: LinkContent, password: boolean): Capab
   if (content.domain_id !== undefined && content.domain_id !== DEFAULT_DOMAIN_ID) used.push('custom_domains');
   if (content.rules?.some((r) => r.match.ip_list_ids !== undefined)) used.push('ip_lists');
   return used;
-}
-
-export function requireCapabilities(principal: WorkspacePrincipal, used: readonly Capability[]): void {
-  for (const capability of used) {
-    if (!principal.plan.capabilities.includes(capability)) throw new PlanRestrictedError(capability, principal.plan.id);
-  }
 }
 
 /** Every destination URL a link can send a visitor to, with the field path that holds it. */

@@ -3,7 +3,7 @@ import { inTransaction } from '../platform/mongo.ts';
 import { newId } from '../platform/ids.ts';
 import { AppError, DuplicateKeyError, NotFoundError } from '../platform/errors.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
-import type { Principal } from '../keys/key.service.ts';
+import { requireCapabilities, type Principal } from '../tenancy/principal.ts';
 import type { EventStore } from '../events/event.store.ts';
 import type { EventType } from '../events/event-types.ts';
 import { decodeTimePosition, pageOf, timePosition } from '../http/cursor.ts';
@@ -16,7 +16,7 @@ import { hashPassword } from '../platform/password.ts';
 import { linkView } from './link.view.ts';
 import { LinkRenderer } from './link.render.ts';
 import type { Blocklist } from './link-safety.ts';
-import { applyUtm, capabilitiesUsed, checkReferences, generateSlug, requireCapabilities, type LinkContent } from './link.prepare.ts';
+import { applyUtm, capabilitiesUsed, checkReferences, generateSlug, type LinkContent } from './link.prepare.ts';
 import { withRuleIds } from '../rules/rule-checks.ts';
 import { LinkStoredSchema, type Link, type LinkCreate, type LinkListQuery, type LinkUpdate } from './link.schemas.ts';
 

@@ -1,6 +1,6 @@
 import { newId } from '../platform/ids.ts';
 import { NotFoundError, QuotaExceededError, ValidationError } from '../platform/errors.ts';
-import type { Principal } from '../keys/key.service.ts';
+import type { Principal } from '../tenancy/principal.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
 import { PARTNER_ONLY_EVENTS, type EventType } from '../events/event-types.ts';
 import { decodeTimePosition, pageOf, timePosition, type Pagination } from '../http/cursor.ts';

@@ -21,8 +21,8 @@ import { ConversionStore, type ConversionDoc } from '../../src/conversions/conve
 import { LinkStore, type LinkDoc } from '../../src/links/link.store.ts';
 import { ClickUsage } from '../../src/clicks/usage-meter.ts';
 import { EventStore } from '../../src/events/event.store.ts';
-import { WorkspaceStore } from '../../src/workspace/workspace.store.ts';
-import { UsageStore, periodOf } from '../../src/workspace/usage.store.ts';
+import { WorkspaceStore } from '../../src/tenancy/workspace.store.ts';
+import { UsageStore, periodOf } from '../../src/tenancy/usage.store.ts';
 import { until } from '../helpers/wait.ts';
 import { aClickRecord, type ClickOverrides } from '../helpers/click-builders.ts';
 
