@@ -12,7 +12,7 @@ import type { Nats } from '../platform/nats.ts';
 import type { EventStore } from '../events/event.store.ts';
 import type { EventType } from '../events/event-types.ts';
 import type { WorkspaceStore } from '../tenancy/workspace.store.ts';
-import { PullRunner } from '../webhooks/pull-runner.ts';
+import { PullRunner } from '../platform/pull-runner.ts';
 import { infraRetryDelayMs } from '../webhooks/fanout.ts';
 import type { DomainDoc, DomainStore, DomainTransition } from './domain.store.ts';
 import type { DomainStatus } from './domain.schemas.ts';

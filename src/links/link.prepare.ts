@@ -6,7 +6,7 @@ import type { LabelStore } from './label.store.ts';
 import { DEFAULT_DOMAIN_ID, type DomainDirectory, type ResolvedDomain } from './domains.ts';
 import type { LinkCreate, Utm } from './link.schemas.ts';
 import { ruleIpDetails } from '../rules/rule-checks.ts';
-import { blockedReason, type Blocklist } from './link-safety.ts';
+import { blockedReason, type Blocklist } from '../config/link-safety.ts';
 
 type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
 

@@ -15,7 +15,7 @@ import type { DomainDirectory } from './domains.ts';
 import { hashPassword } from '../platform/password.ts';
 import { linkView } from './link.view.ts';
 import { LinkRenderer } from './link.render.ts';
-import type { Blocklist } from './link-safety.ts';
+import type { Blocklist } from '../config/link-safety.ts';
 import { applyUtm, capabilitiesUsed, checkReferences, generateSlug, type LinkContent } from './link.prepare.ts';
 import { withRuleIds } from '../rules/rule-checks.ts';
 import { LinkStoredSchema, type Link, type LinkCreate, type LinkListQuery, type LinkUpdate } from './link.schemas.ts';

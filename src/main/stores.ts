@@ -17,7 +17,7 @@ import { ClickStore } from '../clicks/click.store.ts';
 import { RotatorHealthStore } from '../clicks/rotator-health.store.ts';
 import { DomainStore } from '../domains/domain.store.ts';
 import { IpListStore } from '../iplists/ip-list.store.ts';
-import { PasswordAttempts } from '../redirect/password-attempts.ts';
+import { PasswordAttempts } from '../platform/password-attempts.ts';
 import { ConversionStore } from '../conversions/conversion.store.ts';
 import { PartnerPlanStore } from '../partner/plan.store.ts';
 import { LedgerStore } from '../partner/ledger.store.ts';

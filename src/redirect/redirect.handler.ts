@@ -18,11 +18,11 @@ import { decide, type Decision } from './decide.ts';
 import type { LinkResolver, ResolvedLink } from './resolver.ts';
 import type { CompiledWorkspace } from './compile.ts';
 import type { RedirectMetrics, RedirectOutcomeLabel } from './redirect.metrics.ts';
-import { VerificationSlots, type PasswordAttempts } from './password-attempts.ts';
+import { VerificationSlots, type PasswordAttempts } from '../platform/password-attempts.ts';
 import { SignedTokens } from './signed-token.ts';
 import { readCookies, setCookie } from './cookies.ts';
 import { actionPage, appLauncherPage, disabledPage, errorResponse, gonePage, notFoundResponse, passwordPage, suspendedPage, unlockedPage, warnPage, type PageResponse } from './pages.ts';
-import { clientIp } from './client-ip.ts';
+import { clientIp } from '../platform/client-ip.ts';
 
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
 const RESERVED: ReadonlySet<string> = new Set(RESERVED_SLUGS);

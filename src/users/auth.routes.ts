@@ -1,6 +1,6 @@
 import { route, type RouteSpec } from '../http/route-table.ts';
 import type { ApiContext } from '../http/context.ts';
-import { clientIp } from '../redirect/client-ip.ts';
+import { clientIp } from '../platform/client-ip.ts';
 import { NoSessionError, SignInLinkExpiredError } from '../platform/errors.ts';
 import type { AuthService, ClientMeta } from './auth.service.ts';
 import type { SignedIn } from '../tenancy/principal.ts';

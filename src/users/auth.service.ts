@@ -3,7 +3,7 @@ import { newId } from '../platform/ids.ts';
 import { ForbiddenError, NoSessionError, NotConfiguredError, NotFoundError, SignInFailedError, SignInRateLimitedError, ValidationError } from '../platform/errors.ts';
 import { hashPassword, verifyPassword } from '../platform/password.ts';
 import type { Logger } from '../platform/logger.ts';
-import type { PasswordAttempts } from '../redirect/password-attempts.ts';
+import type { PasswordAttempts } from '../platform/password-attempts.ts';
 import type { Mailer } from '../webhooks/mailer.ts';
 import type { Principal, SignedIn } from '../tenancy/principal.ts';
 import type { ApiKeyDoc } from '../tenancy/key.store.ts';

@@ -15,7 +15,7 @@ import type { WebhookDeliveryDoc, WebhookDeliveryStore } from './delivery.store.
 import { RESPONSE_BODY_CAP_BYTES } from './webhook.schemas.ts';
 import type { DeliveryMessage } from './delivery-message.ts';
 import { infraRetryDelayMs } from './fanout.ts';
-import { ensureDurable, PullRunner } from './pull-runner.ts';
+import { ensureDurable, PullRunner } from '../platform/pull-runner.ts';
 
 export const DELIVERY_DURABLE = 'webhook-delivery';
 const USER_AGENT = 'Linkplane-Webhooks/1.0';
