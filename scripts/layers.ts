@@ -11,16 +11,22 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
-/** Folders under src/, bottom up. A folder may import only folders in lower layers: never up, never sideways. */
+/**
+ * Folders under src/, bottom up (docs/architecture.md explains each). A folder may import only folders of lower
+ * layers: never up, never sideways within its own layer.
+ */
 export const LAYERS: readonly (readonly string[])[] = [
-  ['config', 'devdb'],
-  ['platform'],
-  ['http', 'tenancy', 'rules', 'visitor', 'events'],
-  ['iplists', 'users', 'keys', 'workspace', 'domains'],
-  ['links', 'partner'],
-  ['redirect', 'clicks', 'webhooks'],
-  ['analytics', 'conversions'],
-  ['alerts', 'reports', 'imports', 'dashboard', 'mcp'],
+  ['config', 'platform', 'devdb'],
+  ['visitor'],
+  ['rules'],
+  ['tenancy'],
+  ['http'],
+  ['events'],
+  ['links', 'webhooks', 'iplists'],
+  ['clicks', 'domains', 'users'],
+  ['redirect', 'conversions', 'keys'],
+  ['analytics'],
+  ['workspace', 'partner', 'alerts', 'reports', 'imports', 'mcp', 'dashboard'],
   ['cli', 'main'],
 ];
 
@@ -63,9 +69,9 @@ export function specifiers(fileName: string, text: string): string[] {
   return out;
 }
 
-/** The folder under src/ a path belongs to ('.' for a file directly in src/), or undefined outside src/. */
-function folderOf(path: string): string | undefined {
-  const rel = relative(SRC, path);
+/** The folder under `srcDir` a path belongs to ('.' for a file directly in it), or undefined outside it. */
+function folderOf(srcDir: string, path: string): string | undefined {
+  const rel = relative(srcDir, path);
   if (rel.startsWith('..') || rel === '') return undefined;
   const parts = rel.split(sep);
   return parts.length > 1 ? parts[0] : '.';
@@ -74,16 +80,16 @@ function folderOf(path: string): string | undefined {
 export function folderEdges(srcDir = SRC): Map<string, Map<string, string[]>> {
   const edges = new Map<string, Map<string, string[]>>();
   for (const file of sourceFiles(srcDir)) {
-    const from = folderOf(file);
+    const from = folderOf(srcDir, file);
     if (!from) continue;
     if (!edges.has(from)) edges.set(from, new Map());
     for (const spec of specifiers(file, readFileSync(file, 'utf8'))) {
       if (!spec.startsWith('.')) continue; // packages and node: builtins are not ours
-      const to = folderOf(resolve(dirname(file), spec));
+      const to = folderOf(srcDir, resolve(dirname(file), spec));
       if (!to || to === from) continue;
       const byTo = edges.get(from)!;
       const files = byTo.get(to) ?? [];
-      files.push(relative(ROOT, file));
+      files.push(relative(dirname(srcDir), file));
       byTo.set(to, files);
     }
   }
@@ -156,13 +162,13 @@ function main(): void {
   const edges = folderEdges();
   const { pairs, cycles: loops, violations, unplaced } = check(edges);
   if (process.argv.includes('--edges')) {
-    for (const [from, byTo] of [...edges].sort()) {
-      for (const [to, files] of [...byTo].sort()) console.log(`${from} → ${to}  (${[...new Set(files)].join(', ')})`);
+    const byName = <T>([x]: [string, T], [y]: [string, T]): number => x.localeCompare(y);
+    for (const [from, byTo] of [...edges].sort(byName)) {
+      for (const [to, files] of [...byTo].sort(byName)) console.log(`${from} → ${to}  (${[...new Set(files)].join(', ')})`);
     }
   }
-  for (const [a, b] of pairs) {
-    console.log(`two-way: ${a} ↔ ${b}  (${[...new Set(edges.get(a)!.get(b)!)].join(', ')} | ${[...new Set(edges.get(b)!.get(a)!)].join(', ')})`);
-  }
+  const filesOf = (from: string, to: string): string => [...new Set(edges.get(from)?.get(to) ?? [])].join(', ');
+  for (const [a, b] of pairs) console.log(`two-way: ${a} ↔ ${b}  (${filesOf(a, b)} | ${filesOf(b, a)})`);
   for (const loop of loops) console.log(`cycle: ${loop.join(' → ')}`);
   for (const v of violations) {
     console.log(`layer: ${v.from} imports ${v.to}, which is not below it  (${[...new Set(v.files)].join(', ')})`);
