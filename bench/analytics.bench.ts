@@ -20,7 +20,7 @@ import { connectNats, provisionStreams } from '../src/platform/nats.ts';
 import { encodeClicks } from '../src/clicks/click-wire.ts';
 import { ClickIds } from '../src/clicks/click-id.ts';
 import { toClickDoc } from '../src/clicks/click.store.ts';
-import type { ClickRecord } from '../src/clicks/click-record.ts';
+import type { ClickRecord } from '../src/visitor/click-record.ts';
 import { RollupStore, SETTLE_AFTER_MS } from '../src/analytics/rollup.store.ts';
 
 interface BenchOptions {

@@ -9,7 +9,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { MongoClient } from 'mongodb';
 import { ClickStore, toClickDoc } from '../src/clicks/click.store.ts';
-import type { ClickRecord } from '../src/clicks/click-record.ts';
+import type { ClickRecord } from '../src/visitor/click-record.ts';
 import { startDevDb } from '../src/devdb/index.ts';
 import type { BenchOptions } from './foundation.bench.ts';
 

@@ -3,8 +3,8 @@
 import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
 import { join } from 'node:path';
 import { benchDatabase, freePort, interleaved, pairedMedian, startChild, stopChild, summarise, type Target } from './harness.ts';
-import { UserStore } from '../src/users/user.store.ts';
-import { MembershipStore } from '../src/users/membership.store.ts';
+import { UserStore } from '../src/tenancy/user.store.ts';
+import { MembershipStore } from '../src/tenancy/membership.store.ts';
 import { createUser, grant } from '../src/users/accounts.ts';
 
 export interface BenchOptions {

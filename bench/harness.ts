@@ -6,11 +6,11 @@ import autocannon from 'autocannon';
 import { MongoClient, type Db } from 'mongodb';
 import { pino } from 'pino';
 import { accepts, freePort, ROOT } from '../test/helpers/processes.ts';
-import { KeyService } from '../src/keys/key.service.ts';
-import { KeyStore } from '../src/keys/key.store.ts';
-import { ALL_SCOPES, type Scope } from '../src/keys/scopes.ts';
-import { WorkspaceStore } from '../src/workspace/workspace.store.ts';
-import { PartnerStore } from '../src/partner/partner.store.ts';
+import { KeyService } from '../src/tenancy/key.service.ts';
+import { KeyStore } from '../src/tenancy/key.store.ts';
+import { ALL_SCOPES, type Scope } from '../src/tenancy/scopes.ts';
+import { WorkspaceStore } from '../src/tenancy/workspace.store.ts';
+import { PartnerStore } from '../src/tenancy/partner.store.ts';
 import { newId } from '../src/platform/ids.ts';
 
 export interface Target {

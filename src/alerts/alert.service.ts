@@ -1,6 +1,6 @@
 import { newId } from '../platform/ids.ts';
 import { NotFoundError, QuotaExceededError, ValidationError } from '../platform/errors.ts';
-import type { Principal } from '../keys/key.service.ts';
+import type { Principal } from '../tenancy/principal.ts';
 import type { LinkStore } from '../links/link.store.ts';
 import { decodeTimePosition, pageOf, timePosition, type Pagination } from '../http/cursor.ts';
 import type { AlertFiringDoc, AlertRuleDoc, AlertStore } from './alert.store.ts';

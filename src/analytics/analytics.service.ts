@@ -11,7 +11,7 @@ import type { Collection } from 'mongodb';
 import { ValidationError } from '../platform/errors.ts';
 import type { LinkDoc } from '../links/link.store.ts';
 import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
-import type { Plan } from '../workspace/plans.ts';
+import type { Plan } from '../tenancy/plans.ts';
 import { CELL_PRECISION, Hll, hashVisitor, registerOf } from './hll.ts';
 import { TOTAL, cellKey, cellValue, dimensionValues, isBot, type Dimension } from './dimensions.ts';
 import type { EdgeClickStore } from './edge-clicks.store.ts';

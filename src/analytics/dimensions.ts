@@ -1,7 +1,7 @@
 // What analytics knows of a click: whether it is a bot, who the visitor is (for unique visitors), and its value in
 // each breakdown dimension. One definition, used by the rollup writer, the rebuild, the CSV export's filters and the
 // tests' brute-force recount, so they cannot disagree.
-import type { ClickRecord } from '../clicks/click-record.ts';
+import type { ClickRecord } from '../visitor/click-record.ts';
 
 /** Every dimension a breakdown can be asked for (query parameter `dimension`). */
 export const DIMENSIONS = [

@@ -4,9 +4,9 @@
 import type { Collection } from 'mongodb';
 import { AppError, ValidationError } from '../platform/errors.ts';
 import { DEVICES, OPERATING_SYSTEMS } from '../platform/schema.ts';
-import { VISITOR_TYPES } from '../links/link.schemas.ts';
+import { VISITOR_TYPES } from '../visitor/visitor-profile.ts';
 import type { LinkDoc } from '../links/link.store.ts';
-import type { Plan } from '../workspace/plans.ts';
+import type { Plan } from '../tenancy/plans.ts';
 import { FILTER_PARAMS, type AnalyticsQuery, type BotsMode, type Interval } from './analytics.schemas.ts';
 import { VISITOR_FILTERS, cellKey, type VisitorFilter } from './dimensions.ts';
 import { DAY_MS, QUARTER_MS, canonicalZone, isoInZone, localParts, zonedTime } from './time.ts';

@@ -1,4 +1,4 @@
-import type { ClickRecord } from '../clicks/click-record.ts';
+import type { ClickRecord } from '../visitor/click-record.ts';
 import type { ClickDoc } from '../clicks/click.store.ts';
 
 /** A stored click as the record the redirect published (the rebuild and the export read raw clicks through it). */

@@ -1,8 +1,8 @@
 // Raw click retention: a click expires (TTL on `expire_at`) after its workspace plan's raw click retention, or
 // CLICK_RETENTION_DAYS when that is shorter. The plan is looked up once per workspace per minute, not per click.
-import type { ClickRecord } from '../clicks/click-record.ts';
-import type { WorkspaceStore } from '../workspace/workspace.store.ts';
-import { effectivePlan } from '../workspace/plans.ts';
+import type { ClickRecord } from '../visitor/click-record.ts';
+import type { WorkspaceStore } from '../tenancy/workspace.store.ts';
+import { effectivePlan } from '../tenancy/plans.ts';
 import { DAY_MS } from './time.ts';
 
 const CACHE_MS = 60_000;

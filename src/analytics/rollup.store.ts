@@ -19,7 +19,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Binary, type ClientSession, type Collection, type Db, type Filter, type MongoClient, type ObjectId } from 'mongodb';
 import { Counter, type Registry } from 'prom-client';
-import type { ClickRecord } from '../clicks/click-record.ts';
+import type { ClickRecord } from '../visitor/click-record.ts';
 import { INSERT_CHUNK, duplicateIdErrors, eachIdOnce, toClickDoc, type ClickDoc } from '../clicks/click.store.ts';
 import { inTransaction } from '../platform/mongo.ts';
 import { CELL_PRECISION, TOTAL_PRECISION, hashVisitor, registerOf } from './hll.ts';

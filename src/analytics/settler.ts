@@ -3,7 +3,7 @@
 // into parts first (legacy-rollups.ts). One replica settles at a time (lease); two at once would only waste work,
 // since merges are transactions that give way to each other.
 import type { Db } from 'mongodb';
-import type { Lease } from '../events/lease.ts';
+import type { Lease } from '../platform/lease.ts';
 import type { Logger } from '../platform/logger.ts';
 import { Periodic } from '../platform/periodic.ts';
 import { migrateLegacyRollups } from './legacy-rollups.ts';

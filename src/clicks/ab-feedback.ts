@@ -8,8 +8,8 @@ import type { LinkDoc } from '../links/link.store.ts';
 import type { Invalidation } from '../platform/cache-bus.ts';
 import { inTransaction } from '../platform/mongo.ts';
 import type { EventStore } from '../events/event.store.ts';
-import type { WorkspaceStore } from '../workspace/workspace.store.ts';
-import type { ClickRecord } from './click-record.ts';
+import type { WorkspaceStore } from '../tenancy/workspace.store.ts';
+import type { ClickRecord } from '../visitor/click-record.ts';
 import type { ClickStore } from './click.store.ts';
 import { computeAutoWeights } from './ab-auto.ts';
 

@@ -3,8 +3,8 @@
 // positional tuple per click. The same JSON objects, keys repeated in every click, were three times larger, and the
 // NATS server persisting them was most of a redirect's cost. The decoder also reads plain ClickRecord JSON (one
 // object or an array), the form a publisher of an earlier version sends.
-import type { ClickRecord } from './click-record.ts';
-import type { DecisionTrace } from '../redirect/outcome.ts';
+import type { ClickRecord } from '../visitor/click-record.ts';
+import type { DecisionTrace } from '../visitor/click-record.ts';
 
 /** Marks the compact form (and its version) as the first element of the message's JSON array. */
 export const WIRE_FORMAT = 'lpc1';

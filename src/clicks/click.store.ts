@@ -1,5 +1,5 @@
 import { MongoBulkWriteError, MongoServerError, type AnyBulkWriteOperation, type Collection, type Db, type WriteError } from 'mongodb';
-import type { ClickRecord } from './click-record.ts';
+import type { ClickRecord } from '../visitor/click-record.ts';
 
 /** The decision taken, with the snake_case field names every stored document and API uses. */
 export interface StoredDecision {

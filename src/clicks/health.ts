@@ -2,12 +2,12 @@
 // land in `rotator_health`, which the redirect's RotatorCounters snapshot reads. One replica probes at a time
 // (lease), so three failures mean three probes, not three replicas probing once.
 import type { Collection } from 'mongodb';
-import type { Lease } from '../events/lease.ts';
+import type { Lease } from '../platform/lease.ts';
 import { Periodic } from '../platform/periodic.ts';
 import type { LinkDoc } from '../links/link.store.ts';
 import type { Logger } from '../platform/logger.ts';
-import type { ResolvedAddress, TargetOptions } from '../webhooks/ssrf.ts';
-import { OutboundError, outboundAgents, send, type OutboundAgents } from '../webhooks/outbound.ts';
+import type { ResolvedAddress, TargetOptions } from '../platform/outbound/ssrf.ts';
+import { OutboundError, outboundAgents, send, type OutboundAgents } from '../platform/outbound/outbound.ts';
 import type { RotatorHealthStore } from './rotator-health.store.ts';
 
 export interface DestinationHealthCheckerOptions {

@@ -6,8 +6,8 @@ import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetst
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
-import { ensureDurable } from '../webhooks/pull-runner.ts';
-import type { ClickRecord } from './click-record.ts';
+import { ensureDurable } from '../platform/pull-runner.ts';
+import type { ClickRecord } from '../visitor/click-record.ts';
 import { decodeClicks } from './click-wire.ts';
 import type { ClickStore } from './click.store.ts';
 

@@ -6,7 +6,7 @@ import { createInbox, headers } from '@nats-io/transport-node';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
-import type { ClickRecord } from './click-record.ts';
+import type { ClickRecord } from '../visitor/click-record.ts';
 import { encodeClicks } from './click-wire.ts';
 
 export interface ClickPublisherOptions {

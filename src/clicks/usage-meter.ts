@@ -5,10 +5,10 @@
 import type { Collection, Db, MongoClient } from 'mongodb';
 import type { EventStore } from '../events/event.store.ts';
 import { inTransaction } from '../platform/mongo.ts';
-import { periodOf } from '../workspace/usage.store.ts';
-import { effectivePlan } from '../workspace/plans.ts';
-import type { WorkspaceStore } from '../workspace/workspace.store.ts';
-import type { ClickRecord } from './click-record.ts';
+import { periodOf } from '../tenancy/usage.store.ts';
+import { effectivePlan } from '../tenancy/plans.ts';
+import type { WorkspaceStore } from '../tenancy/workspace.store.ts';
+import type { ClickRecord } from '../visitor/click-record.ts';
 
 /** Percentages of the monthly limit that raise `click.threshold`. */
 export const CLICK_THRESHOLDS = [80, 100] as const;

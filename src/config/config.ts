@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EMPTY_BLOCKLIST, mergeBlocklists, normaliseHost, parseBlocklist, type Blocklist } from '../links/link-safety.ts';
+import { EMPTY_BLOCKLIST, mergeBlocklists, normaliseHost, parseBlocklist, type Blocklist } from './link-safety.ts';
 
 // The only reader of process.env. Every process receives the frozen result; a bad variable is named at start-up,
 // all of them at once, so an operator fixes a deployment in one round.
@@ -422,7 +422,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
   return deepFreeze(config);
 }
 
-/** LINK_BLOCKLIST_HOSTS (comma-separated hostnames) and the entries of LINK_BLOCKLIST_FILE (see link-safety.ts). */
+/** LINK_BLOCKLIST_HOSTS (comma-separated hostnames) and the entries of LINK_BLOCKLIST_FILE (see src/config/link-safety.ts). */
 function readBlocklist(r: Reader, env: Env): Blocklist {
   const hosts = (env.LINK_BLOCKLIST_HOSTS ?? '').split(',').map((h) => h.trim()).filter((h) => h !== '');
   const inline: Blocklist = { hosts: [], patterns: [] };

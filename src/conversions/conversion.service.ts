@@ -10,11 +10,9 @@ import {
   NotFoundError,
   ValidationError,
 } from '../platform/errors.ts';
-import type { Principal } from '../keys/key.service.ts';
+import { requireCapabilities, type Principal } from '../tenancy/principal.ts';
 import type { EventStore } from '../events/event.store.ts';
-import type { WorkspaceStore } from '../workspace/workspace.store.ts';
-import { DEFAULT_ATTRIBUTION_WINDOW_DAYS } from '../workspace/workspace.schemas.ts';
-import { requireCapabilities } from '../links/link.prepare.ts';
+import { DEFAULT_ATTRIBUTION_WINDOW_DAYS, type WorkspaceStore } from '../tenancy/workspace.store.ts';
 import type { ClickIds } from '../clicks/click-id.ts';
 import type { ClickDoc } from '../clicks/click.store.ts';
 import type { AbFeedback } from '../clicks/ab-feedback.ts';

@@ -9,7 +9,7 @@ import {
   QuotaExceededError,
 } from '../platform/errors.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
-import type { Principal } from '../keys/key.service.ts';
+import type { Principal } from '../tenancy/principal.ts';
 import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
 import { normaliseHostname, type ConnectableHostname, type HostnamePolicy } from './hostname.ts';
 import { DomainObjectExistsError, type KubeDomains } from './kube-domains.ts';

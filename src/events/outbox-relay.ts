@@ -2,7 +2,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import type { EventDoc, EventStore } from './event.store.ts';
-import type { Lease } from './lease.ts';
+import type { Lease } from '../platform/lease.ts';
 
 export interface OutboxRelayOptions {
   events: EventStore;

@@ -1,7 +1,7 @@
 import { InsufficientScopeError, UnauthorizedError, WrongKeyKindError } from '../platform/errors.ts';
-import type { Principal } from '../keys/key.service.ts';
-import type { KeyKind } from '../keys/key.store.ts';
-import type { Scope } from '../keys/scopes.ts';
+import type { Principal } from '../tenancy/principal.ts';
+import type { KeyKind } from '../tenancy/key.store.ts';
+import type { Scope } from '../tenancy/scopes.ts';
 import type { ApiContext } from './context.ts';
 
 export interface Requirement {

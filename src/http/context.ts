@@ -1,6 +1,5 @@
 import type { ParameterizedContext, DefaultContext } from 'koa';
-import type { Principal } from '../keys/key.service.ts';
-import type { SignedIn } from '../users/auth.service.ts';
+import type { Principal, SignedIn } from '../tenancy/principal.ts';
 
 export interface ApiState {
   requestId: string;

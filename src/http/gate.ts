@@ -1,12 +1,15 @@
 import type { Next } from 'koa';
 import { RateLimitedError } from '../platform/errors.ts';
 import type { RateLimiter, RateDecision } from '../platform/rate-limiter.ts';
-import type { KeyService, Principal } from '../keys/key.service.ts';
+import type { KeyService } from '../tenancy/key.service.ts';
+import type { Principal } from '../tenancy/principal.ts';
 import type { ApiContext } from './context.ts';
-import { readSessionToken } from '../users/session-cookie.ts';
-import type { SessionPrincipal } from '../users/session-gate.ts';
+import { readSessionToken } from './session-cookie.ts';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** A dashboard session cookie standing for a key (src/users/session-gate.ts makes one): its principal, or it throws. */
+export type SessionPrincipal = (ctx: ApiContext, token: string) => Promise<Principal>;
 
 /**
  * The door of every /v1 request, before routing: the bearer key (401 unless valid), then the key's rate limit

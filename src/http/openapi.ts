@@ -4,8 +4,8 @@ import type { TSchema } from '@sinclair/typebox';
 import type { ResponseSpec, RouteSpec } from './route-table.ts';
 import { ERROR_CATALOGUE, ERROR_CODES } from './error-catalogue.ts';
 import { ErrorSchema } from './error-response.ts';
-import { ALL_SCOPES, SCOPE_AREAS, type Scope, type ScopeArea } from '../keys/scopes.ts';
-import { KEY_PREFIX } from '../keys/key.service.ts';
+import { ALL_SCOPES, SCOPE_AREAS, type Scope, type ScopeArea } from '../tenancy/scopes.ts';
+import { KEY_PREFIX } from '../tenancy/key.service.ts';
 import type { ErrorCode } from '../platform/errors.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

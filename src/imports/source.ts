@@ -2,7 +2,8 @@
 // Rebrandly, Short.io) or of an export file (ours, Shlink's), a page at a time, already in our words. A source knows
 // its service's API (paths, pagination, authentication, rate limits) and nothing of ours beyond this file; the job
 // (its store, the worker loop, the batched link writes) knows nothing of any service.
-import type { TargetingEntry, Utm } from '../links/link.schemas.ts';
+import type { Utm } from '../links/link.schemas.ts';
+import type { TargetingEntry } from '../rules/rule.schemas.ts';
 
 /** The services and file formats an import job can read. */
 export const SOURCE_KINDS = ['bitly', 'dub', 'shlink', 'shlink_csv', 'kutt', 'yourls', 'rebrandly', 'shortio', 'csv'] as const;

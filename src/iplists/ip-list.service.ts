@@ -1,9 +1,8 @@
 import { newId } from '../platform/ids.ts';
 import { NotFoundError, QuotaExceededError, ValidationError, type ErrorDetail } from '../platform/errors.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
-import type { Principal } from '../keys/key.service.ts';
-import { requireCapabilities } from '../links/link.prepare.ts';
-import { isIpOrCidr } from '../redirect/ip-match.ts';
+import { requireCapabilities, type Principal } from '../tenancy/principal.ts';
+import { isIpOrCidr } from '../rules/ip-match.ts';
 import type { IpListChanges, IpListDoc, IpListStore } from './ip-list.store.ts';
 import { MAX_IP_LISTS_PER_WORKSPACE, type IpList, type IpListCreate, type IpListList, type IpListUpdate } from './ip-list.schemas.ts';
 

@@ -3,7 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, Nullable, StringEnum, closed } from '../platform/schema.ts';
 import { ContextQuery } from '../users/auth.schemas.ts';
-import { ALL_SCOPES } from './scopes.ts';
+import { ALL_SCOPES } from '../tenancy/scopes.ts';
 
 export const KeyContextQuery = ContextQuery;
 /** Without a context, every scope; with one, only those some endpoint open to that kind of key checks. */

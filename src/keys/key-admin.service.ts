@@ -3,11 +3,11 @@
 import { ForbiddenError, NotFoundError } from '../platform/errors.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
 import type { RouteSpec } from '../http/route-table.ts';
-import type { MembershipDoc, MembershipStore } from '../users/membership.store.ts';
+import type { MembershipDoc, MembershipStore } from '../tenancy/membership.store.ts';
 import type { KeyCreateInput, KeyRecord } from './dashboard-key.schemas.ts';
-import type { KeyService } from './key.service.ts';
-import type { ApiKeyDoc, KeyKind, KeyStore } from './key.store.ts';
-import { ALL_SCOPES, SCOPE_AREAS, type Scope, type ScopeArea } from './scopes.ts';
+import type { KeyService } from '../tenancy/key.service.ts';
+import type { ApiKeyDoc, KeyKind, KeyStore } from '../tenancy/key.store.ts';
+import { ALL_SCOPES, SCOPE_AREAS, type Scope, type ScopeArea } from '../tenancy/scopes.ts';
 
 export interface KeyAdminDeps {
   keys: KeyStore;

@@ -1,7 +1,7 @@
 import { route, type RouteSpec } from '../http/route-table.ts';
 import { principalOf } from '../http/auth.ts';
 import { KeyInfoSchema, type KeyInfo } from './key.schemas.ts';
-import type { ApiKeyDoc } from './key.store.ts';
+import type { ApiKeyDoc } from '../tenancy/key.store.ts';
 
 /** The view of a cached key document is computed once per cache load, not per request. */
 const views = new WeakMap<object, KeyInfo>();

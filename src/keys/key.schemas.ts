@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ALL_SCOPES } from './scopes.ts';
+import { ALL_SCOPES } from '../tenancy/scopes.ts';
 
 const Timestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 

@@ -1,12 +1,12 @@
 import { randomBase62 } from '../platform/ids.ts';
-import { PlanRestrictedError, ValidationError, type ErrorDetail } from '../platform/errors.ts';
-import type { Principal } from '../keys/key.service.ts';
-import type { Capability } from '../workspace/plans.ts';
+import { ValidationError, type ErrorDetail } from '../platform/errors.ts';
+import type { Principal } from '../tenancy/principal.ts';
+import type { Capability } from '../tenancy/plans.ts';
 import type { LabelStore } from './label.store.ts';
 import { DEFAULT_DOMAIN_ID, type DomainDirectory, type ResolvedDomain } from './domains.ts';
-import type { LinkCreate, Rule, Utm } from './link.schemas.ts';
-import { isIpOrCidr } from '../redirect/ip-match.ts';
-import { blockedReason, type Blocklist } from './link-safety.ts';
+import type { LinkCreate, Utm } from './link.schemas.ts';
+import { ruleIpDetails } from '../rules/rule-checks.ts';
+import { blockedReason, type Blocklist } from '../config/link-safety.ts';
 
 type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
 
@@ -38,12 +38,6 @@ export function capabilitiesUsed(content: LinkContent, password: boolean): Capab
   if (content.domain_id !== undefined && content.domain_id !== DEFAULT_DOMAIN_ID) used.push('custom_domains');
   if (content.rules?.some((r) => r.match.ip_list_ids !== undefined)) used.push('ip_lists');
   return used;
-}
-
-export function requireCapabilities(principal: WorkspacePrincipal, used: readonly Capability[]): void {
-  for (const capability of used) {
-    if (!principal.plan.capabilities.includes(capability)) throw new PlanRestrictedError(capability, principal.plan.id);
-  }
 }
 
 /** Every destination URL a link can send a visitor to, with the field path that holds it. */
@@ -105,20 +99,4 @@ export async function checkReferences(
   if (refused.length > 0) throw new ValidationError(details, `A destination is refused by the link safety blocklist: ${refused.join('; ')}.`);
   if (details.length > 0 || !domain) throw new ValidationError(details);
   return domain;
-}
-
-/** Rule `match.ip` entries must be addresses or CIDR ranges (the schema bounds only their length). */
-export function ruleIpDetails(rules: readonly Rule[] | undefined, root = 'rules'): ErrorDetail[] {
-  const details: ErrorDetail[] = [];
-  rules?.forEach((rule, i) =>
-    rule.match.ip?.forEach((entry, j) => {
-      if (!isIpOrCidr(entry)) details.push({ path: `${root}[${i}].match.ip[${j}]`, message: 'is not an IP address or CIDR range' });
-    }),
-  );
-  return details;
-}
-
-/** Rules get a stable id when the client gives none: clicks record which rule acted. */
-export function withRuleIds<T extends { id?: string }>(rules: readonly T[] | undefined): T[] {
-  return (rules ?? []).map((rule) => (rule.id ? rule : { ...rule, id: `rule_${randomBase62(10)}` }));
 }

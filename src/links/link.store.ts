@@ -1,7 +1,8 @@
 import type { ClientSession, Collection, Db, Filter } from 'mongodb';
 import { DuplicateKeyError, isDuplicateKey } from '../platform/errors.ts';
 import { newestFirstBytes } from '../platform/paging.ts';
-import type { AbTest, Mobile, Rotator, Rule, TargetingEntry } from './link.schemas.ts';
+import type { AbTest, Mobile, Rotator } from './link.schemas.ts';
+import type { Rule, TargetingEntry } from '../rules/rule.schemas.ts';
 
 export type RedirectType = 301 | 302 | 307 | 308;
 

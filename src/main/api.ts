@@ -15,7 +15,7 @@ import { mount, type RouteSpec } from '../http/route-table.ts';
 import { fallback } from '../http/fallback.ts';
 import { InFlight, listen, type HttpServer } from '../platform/http-server.ts';
 import { NotFoundError } from '../platform/errors.ts';
-import { KeyService } from '../keys/key.service.ts';
+import { KeyService } from '../tenancy/key.service.ts';
 import { WorkspaceService } from '../workspace/workspace.service.ts';
 import { workspaceRoutes } from '../workspace/workspace.routes.ts';
 import { PartnerService } from '../partner/partner.service.ts';
@@ -70,7 +70,7 @@ import { dashboardKeyRoutes } from '../keys/dashboard-key.routes.ts';
 import { KeyAdminService, scopeKindsOf } from '../keys/key-admin.service.ts';
 import { sessionPrincipal } from '../users/session-gate.ts';
 import { DOWNLOADS_PATH, DownloadTickets, downloadRoutes, followDownload } from '../users/downloads.ts';
-import { cookiePolicyFor } from '../users/session-cookie.ts';
+import { cookiePolicyFor } from '../http/session-cookie.ts';
 import { dashboardStatic } from '../dashboard/static.ts';
 
 /** Paths under /v1 answered without a key. */

@@ -1,5 +1,5 @@
-import type { KeyService } from '../keys/key.service.ts';
-import { ALL_SCOPES } from '../keys/scopes.ts';
+import type { KeyService } from '../tenancy/key.service.ts';
+import { ALL_SCOPES } from '../tenancy/scopes.ts';
 import type { Stores } from './stores.ts';
 import { WorkspaceService } from '../workspace/workspace.service.ts';
 import { createPartner } from '../partner/partner.service.ts';

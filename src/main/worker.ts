@@ -8,7 +8,7 @@ import { errorEnvelope } from '../http/errors.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { InFlight, listen, type HttpServer } from '../platform/http-server.ts';
 import { OutboxRelay } from '../events/outbox-relay.ts';
-import { Lease } from '../events/lease.ts';
+import { Lease } from '../platform/lease.ts';
 import { WebhookWorker } from '../webhooks/webhook-worker.ts';
 import { WebhookService } from '../webhooks/webhook.service.ts';
 import { SecretBox } from '../webhooks/secret-box.ts';

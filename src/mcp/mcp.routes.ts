@@ -14,7 +14,7 @@ import { bodyOf } from '../http/body.ts';
 import { AppError, ConflictError, ForbiddenError, InvalidRequestError, NotFoundError, ProtocolRefusalError } from '../platform/errors.ts';
 import type { ApiContext } from '../http/context.ts';
 import type { Logger } from '../platform/logger.ts';
-import type { Principal } from '../keys/key.service.ts';
+import type { Principal } from '../tenancy/principal.ts';
 import { toolsOf, type Tool, type ToolOutput } from './tools.ts';
 
 export const MCP_PATH = '/mcp';

@@ -9,7 +9,7 @@ import type { RouteSpec } from '../http/route-table.ts';
 import { authorize } from '../http/auth.ts';
 import { bodyValidator, queryValidator, type Validator } from '../http/validation.ts';
 import { ValidationError } from '../platform/errors.ts';
-import type { Principal } from '../keys/key.service.ts';
+import type { Principal } from '../tenancy/principal.ts';
 
 /** What a tool call answers: JSON (also as structured content), or an image, or text. */
 export type ToolOutput =

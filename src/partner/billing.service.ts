@@ -19,13 +19,13 @@ import { ConflictError, InvalidRequestError, isDuplicateKey, NotConfiguredError,
 import type { EventStore } from '../events/event.store.ts';
 import { inTransaction } from '../platform/mongo.ts';
 import { decodeCursor, pageOf, type Pagination } from '../http/cursor.ts';
-import type { WorkspaceDoc, WorkspaceStore } from '../workspace/workspace.store.ts';
-import { DEFAULT_PROCESSOR_FEE, type PartnerDoc, type PartnerStore } from './partner.store.ts';
+import type { WorkspaceDoc, WorkspaceStore } from '../tenancy/workspace.store.ts';
+import { DEFAULT_PROCESSOR_FEE, type PartnerDoc, type PartnerStore } from '../tenancy/partner.store.ts';
 import type { PartnerService } from './partner.service.ts';
 import type { ExternalIds, LedgerStore, PaymentDoc, PayoutDoc, RefundDoc } from './ledger.store.ts';
 import { estimateProcessorFee, periodKey, splitPayment, splitRefund } from './fees.ts';
 import type { Applied, SubscriptionWriter } from './subscription.service.ts';
-import type { Trigger } from './subscription.ts';
+import type { Trigger } from '../tenancy/subscription.ts';
 import type { Payment, PaymentCreate, Payout } from './billing.schemas.ts';
 
 /** Stripe's default, and what the spec asks of our own signatures: five minutes. */

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { EventPayloadSpec } from '../http/openapi.ts';
 import { closed, DateTime, Nullable, StringEnum } from '../platform/schema.ts';
 import { PaymentSchema, RefundSchema } from './billing.schemas.ts';
-import { SUBSCRIPTION_STATES, SUSPEND_REASONS } from './subscription.ts';
+import { SUBSCRIPTION_STATES, SUSPEND_REASONS } from '../tenancy/subscription.ts';
 
 const SubscriptionEventSchema = Type.Object(
   {

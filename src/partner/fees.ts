@@ -7,10 +7,7 @@
 // - a refund returns the platform fee pro rata (rounded down); the processor keeps its fee (as Stripe does), so the
 //   partner's share bears the rest of the refunded amount.
 
-export interface FeeSchedule {
-  percent_bps: number;
-  fixed: number;
-}
+import type { FeeSchedule } from '../tenancy/partner.store.ts';
 
 export interface Split {
   gross: number;

@@ -1,7 +1,7 @@
 import type { Next } from 'koa';
 import { ForbiddenError } from '../platform/errors.ts';
 import type { ApiContext } from '../http/context.ts';
-import { isInactive } from './subscription.ts';
+import { isInactive } from '../tenancy/subscription.ts';
 
 export class ClientInactiveError extends ForbiddenError {
   readonly state: string;

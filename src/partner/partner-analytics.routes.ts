@@ -6,7 +6,7 @@ import { route, type RouteSpec } from '../http/route-table.ts';
 import type { ApiContext } from '../http/context.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { StringEnum, Integer } from '../platform/schema.ts';
-import type { WorkspaceStore } from '../workspace/workspace.store.ts';
+import type { WorkspaceStore } from '../tenancy/workspace.store.ts';
 import type { AnalyticsScope, AnalyticsService } from '../analytics/analytics.service.ts';
 import { DIMENSIONS } from '../analytics/dimensions.ts';
 import {
@@ -19,7 +19,7 @@ import {
   analyticsQuery,
   breakdownSchema,
 } from '../analytics/analytics.schemas.ts';
-import type { PartnerStore } from './partner.store.ts';
+import type { PartnerStore } from '../tenancy/partner.store.ts';
 import { platformPlanOf } from './partner.service.ts';
 import { partnerIdOf } from './partner.routes.ts';
 

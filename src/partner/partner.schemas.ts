@@ -1,10 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { closed, DateTime, DisplayName, Integer, Nullable, PaginationSchema, StringEnum, Text } from '../platform/schema.ts';
-import { ALL_SCOPES } from '../keys/scopes.ts';
-import { CAPABILITIES } from '../workspace/plans.ts';
+import { ALL_SCOPES } from '../tenancy/scopes.ts';
+import { CAPABILITIES } from '../tenancy/plans.ts';
 import { PlanId } from './plan.schemas.ts';
-import { SUBSCRIPTION_STATES, SUSPEND_REASONS } from './subscription.ts';
-import { SUSPENDED_LINKS } from './partner.store.ts';
+import { SUBSCRIPTION_STATES, SUSPEND_REASONS } from '../tenancy/subscription.ts';
+import { SUSPENDED_LINKS } from '../tenancy/partner.store.ts';
 
 const CLIENT_NAME = DisplayName(120);
 const BillingCustomerId = Text(1, 255, {

@@ -4,10 +4,10 @@ import { ConflictError, isDuplicateKey, NotFoundError, QuotaExceededError, Valid
 import type { CacheBus } from '../platform/cache-bus.ts';
 import { inTransaction } from '../platform/mongo.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
-import type { KeyService, CreatedKey } from '../keys/key.service.ts';
+import type { KeyService, CreatedKey } from '../tenancy/key.service.ts';
 import { keyInfo } from '../keys/key.routes.ts';
-import { clientPage, type WorkspaceDoc, type WorkspaceStore } from '../workspace/workspace.store.ts';
-import { CAPABILITIES, planById, PLANS, type Plan } from '../workspace/plans.ts';
+import { clientPage, type WorkspaceDoc, type WorkspaceStore } from '../tenancy/workspace.store.ts';
+import { CAPABILITIES, planById, PLANS, type Plan } from '../tenancy/plans.ts';
 import { decodeCursor, pageOf, type Pagination } from '../http/cursor.ts';
 import { ownerEmail } from '../platform/email.ts';
 import { displayName } from '../platform/schema.ts';
@@ -18,11 +18,11 @@ import {
   type PartnerDoc,
   type PartnerSettingsChanges,
   type PartnerStore,
-} from './partner.store.ts';
+} from '../tenancy/partner.store.ts';
 import type { PartnerPlanDoc, PartnerPlanStore } from './plan.store.ts';
 import type { PartnerPlan, PlanCreate, PlanUpdate } from './plan.schemas.ts';
 import { CLIENT_KEY_DEFAULT_SCOPES, type Client, type ClientCreate, type ClientKeyCreate, type ClientUpdate, type PartnerProfile, type PartnerUpdate } from './partner.schemas.ts';
-import { initialSubscription, type Trigger } from './subscription.ts';
+import { initialSubscription, type Trigger } from '../tenancy/subscription.ts';
 import type { SubscriptionWriter } from './subscription.service.ts';
 
 /** Plans a partner may keep (a single page, as spec 4.2 says). */

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CAPABILITIES } from '../workspace/plans.ts';
+import { CAPABILITIES } from '../tenancy/plans.ts';
 import { closed, DateTime, Integer, Nullable, PaginationSchema, StringEnum, Text } from '../platform/schema.ts';
 
 /** Money in integer minor units of an ISO 4217 currency (cents for USD, yen for JPY): never a float. */

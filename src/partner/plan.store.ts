@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { Capability, PlanLimits } from '../workspace/plans.ts';
+import type { Capability, PlanLimits } from '../tenancy/plans.ts';
 
 export interface PartnerPlanDoc {
   _id: string;

@@ -1,9 +1,9 @@
 import type { ClientSession } from 'mongodb';
 import type { EventStore } from '../events/event.store.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
-import type { WorkspaceDoc, WorkspaceStore } from '../workspace/workspace.store.ts';
-import type { PartnerDoc } from './partner.store.ts';
-import { eventFor, initialSubscription, isInactive, transition, type Subscription, type Transition, type Trigger } from './subscription.ts';
+import type { WorkspaceDoc, WorkspaceStore } from '../tenancy/workspace.store.ts';
+import type { PartnerDoc } from '../tenancy/partner.store.ts';
+import { eventFor, initialSubscription, isInactive, transition, type Subscription, type Transition, type Trigger } from '../tenancy/subscription.ts';
 
 export interface ApplyOptions {
   now: Date;

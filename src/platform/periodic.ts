@@ -1,6 +1,6 @@
 // A job's rounds every intervalMs: only by the holder of its lease when one is given (one replica at a time), a round
 // still running when the next is due is joined rather than doubled, and a failed round is logged and left to the next.
-import type { Lease } from '../events/lease.ts';
+import type { Lease } from './lease.ts';
 import type { Logger } from './logger.ts';
 
 export interface PeriodicOptions {

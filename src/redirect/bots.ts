@@ -2,8 +2,8 @@ import { Resolver } from 'node:dns/promises';
 import { isIPv4 } from 'node:net';
 import { isbotMatch } from 'isbot';
 import type { Logger } from '../platform/logger.ts';
-import { normalizeIp } from './client-ip.ts';
-import type { VisitorType } from './visitor-profile.ts';
+import { normalizeIp } from '../platform/client-ip.ts';
+import type { VisitorType } from '../visitor/visitor-profile.ts';
 
 export type BotType = Exclude<VisitorType, 'human' | 'datacenter' | 'proxy' | 'vpn' | 'tor' | 'unknown'>;
 

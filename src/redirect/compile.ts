@@ -1,10 +1,11 @@
 // A link and its workspace's redirect settings, turned once per cache fill into what `decide` reads per request:
 // Sets instead of arrays, lower-cased strings, IP matchers, dates as epoch milliseconds, disabled parts dropped.
 import type { LinkDoc, RedirectType } from '../links/link.store.ts';
-import type { AbTest, Mobile, Rotator, Rule } from '../links/link.schemas.ts';
-import { compileIpMatcher, type IpMatcher } from './ip-match.ts';
-import { compileLanguageMatcher, compileRules, type CompiledRule } from './rules.ts';
-import type { Device, OperatingSystem } from './visitor-profile.ts';
+import type { AbTest, Mobile, Rotator } from '../links/link.schemas.ts';
+import type { Rule } from '../rules/rule.schemas.ts';
+import { compileIpMatcher, type IpMatcher } from '../rules/ip-match.ts';
+import { compileLanguageMatcher, compileRules, type CompiledRule } from '../rules/match.ts';
+import type { Device, OperatingSystem } from '../visitor/visitor-profile.ts';
 
 export interface WorkspaceRedirectSettings {
   rules: Rule[];

@@ -1,13 +1,14 @@
 // The redirect decision (DESIGN, "Redirect decision order", steps 2 and 4–10): pure, synchronous, no I/O. The HTTP
 // layer resolves the link (step 1), builds the visitor profile (step 3), and turns the outcome into a response.
-import type { RuleAction } from '../links/link.schemas.ts';
+import type { RuleAction } from '../rules/rule.schemas.ts';
 import type { CompiledLink, CompiledTargeting, CompiledWorkspace } from './compile.ts';
 import { chooseDestination, chooseVariant, type ChoiceState } from './choose.ts';
 import { decideMobile, finishUrl } from './destination.ts';
-import type { IpMatcher } from './ip-match.ts';
-import type { DecisionTrace, Outcome } from './outcome.ts';
-import { firstMatchingRule, matchInput, type CompiledRule } from './rules.ts';
-import type { VisitorProfile } from './visitor-profile.ts';
+import type { IpMatcher } from '../rules/ip-match.ts';
+import type { Outcome } from './outcome.ts';
+import type { DecisionTrace } from '../visitor/click-record.ts';
+import { firstMatchingRule, matchInput, type CompiledRule } from '../rules/match.ts';
+import type { VisitorProfile } from '../visitor/visitor-profile.ts';
 
 export interface DecisionState extends ChoiceState {
   now: Date;

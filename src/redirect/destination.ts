@@ -1,6 +1,6 @@
 // The URL a visitor is finally sent to: UTM merge and click id (DESIGN step 10), and the mobile app launcher (step 7).
 import type { Mobile } from '../links/link.schemas.ts';
-import type { VisitorProfile } from './visitor-profile.ts';
+import type { VisitorProfile } from '../visitor/visitor-profile.ts';
 
 export const CLICK_ID_PARAM = 'lp_click_id';
 

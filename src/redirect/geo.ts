@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import maxmind, { type AnonymousIPResponse, type AsnResponse, type CityResponse, type Reader } from 'maxmind';
-import { PROXY_TYPES } from '../links/link.schemas.ts';
-import type { ProxyType } from './visitor-profile.ts';
+import { PROXY_TYPES } from '../visitor/visitor-profile.ts';
+import type { ProxyType } from '../visitor/visitor-profile.ts';
 
 export interface GeoFacts {
   /** ISO 3166-1 alpha-2, upper-case; null when unknown (including the "XX" and "T1" placeholders). */

@@ -1,3 +1,5 @@
+import type { DecisionTrace } from '../visitor/click-record.ts';
+
 /**
  * What the decision engine concludes for one request (DESIGN, redirect decision order). The HTTP layer turns an
  * outcome into a response; the click record keeps the `trace`.
@@ -29,16 +31,3 @@ export type Outcome =
       platform: 'ios' | 'android';
       trace: DecisionTrace;
     };
-
-/** Which step decided, and the choice it made: kept in the click record and fed back to A/B and rotator counts. */
-export interface DecisionTrace {
-  step: 'expired' | 'rule' | 'password' | 'targeting' | 'mobile' | 'ab_test' | 'rotator' | 'url';
-  ruleId: string | null;
-  /** True when the rule that acted is a workspace rule. */
-  workspaceRule: boolean;
-  targetingIndex: number | null;
-  variantIndex: number | null;
-  destinationId: string | null;
-  /** The rotator had no eligible destination and used `fallback_url` (or the link's url). */
-  rotatorFallback: boolean;
-}

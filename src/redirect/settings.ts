@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { WorkspaceDoc } from '../workspace/workspace.store.ts';
+import type { WorkspaceDoc } from '../tenancy/workspace.store.ts';
 import type { IpListDoc } from '../iplists/ip-list.store.ts';
 import type { WorkspaceRedirectSettings } from './compile.ts';
 

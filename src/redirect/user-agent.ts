@@ -1,5 +1,5 @@
 import { UAParser } from 'ua-parser-js';
-import type { Device, OperatingSystem } from './visitor-profile.ts';
+import type { Device, OperatingSystem } from '../visitor/visitor-profile.ts';
 
 export interface UserAgentFacts {
   device: Device;

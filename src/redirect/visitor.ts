@@ -3,10 +3,10 @@ import type { Config } from '../config/config.ts';
 import type { Logger } from '../platform/logger.ts';
 import { Lru } from '../platform/lru.ts';
 import { BotVerifier, classifyUserAgent, type BotMatch } from './bots.ts';
-import { IpPrivacy, clientIp } from './client-ip.ts';
+import { IpPrivacy, clientIp } from '../platform/client-ip.ts';
 import { GeoDatabases, LocalClock, edgeGeo, mergeGeo, type GeoFacts } from './geo.ts';
 import { parseUserAgent, type UserAgentFacts } from './user-agent.ts';
-import type { ProxyType, VisitorProfile, VisitorType } from './visitor-profile.ts';
+import type { ProxyType, VisitorProfile, VisitorType } from '../visitor/visitor-profile.ts';
 
 export interface VisitorRequest {
   headers: IncomingHttpHeaders;

@@ -4,7 +4,7 @@ import type { Middleware, Next } from 'koa';
 import type { ApiContext, ApiState } from '../http/context.ts';
 import { bodyValidator } from '../http/validation.ts';
 import { RateLimitedError, ValidationError } from '../platform/errors.ts';
-import { clientIp } from '../redirect/client-ip.ts';
+import { clientIp } from '../platform/client-ip.ts';
 import { notFoundResponse, reportPage, reportThanksPage, type PageResponse } from '../redirect/pages.ts';
 import type { LinkResolver } from '../redirect/resolver.ts';
 import type { ReportService } from './report.service.ts';

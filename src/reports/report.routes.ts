@@ -1,6 +1,6 @@
 import { route, type RouteSpec } from '../http/route-table.ts';
 import { workspaceOf } from '../http/auth.ts';
-import { clientIp } from '../redirect/client-ip.ts';
+import { clientIp } from '../platform/client-ip.ts';
 import type { ReportService } from './report.service.ts';
 import { ReportFileSchema, ReportFiledSchema, ReportListQuerySchema, ReportListSchema, ReportResolveSchema, ReportSchema } from './report.schemas.ts';
 

@@ -4,7 +4,7 @@ import { newId } from '../platform/ids.ts';
 import { NotFoundError, RateLimitedError } from '../platform/errors.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
 import type { RateLimiter } from '../platform/rate-limiter.ts';
-import type { Principal } from '../keys/key.service.ts';
+import type { Principal } from '../tenancy/principal.ts';
 import type { EventStore } from '../events/event.store.ts';
 import type { LinkDoc, LinkModeration, LinkStore } from '../links/link.store.ts';
 import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';

@@ -1,8 +1,8 @@
 import { hashPassword } from '../platform/password.ts';
 import { newId, randomBase62 } from '../platform/ids.ts';
 import { NotFoundError, ValidationError } from '../platform/errors.ts';
-import { normalizeEmail, type UserDoc, type UserStore } from './user.store.ts';
-import type { MembershipKind, MembershipStore, Role } from './membership.store.ts';
+import { normalizeEmail, type UserDoc, type UserStore } from '../tenancy/user.store.ts';
+import type { MembershipKind, MembershipStore, Role } from '../tenancy/membership.store.ts';
 
 export const MIN_PASSWORD_LENGTH = 10;
 

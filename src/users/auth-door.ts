@@ -1,7 +1,7 @@
 import type { Next } from 'koa';
 import type { ApiContext } from '../http/context.ts';
 import type { AuthService } from './auth.service.ts';
-import { checkCsrf, checkOrigin, isSafeMethod, markPrivate, readSessionToken } from './session-cookie.ts';
+import { checkCsrf, checkOrigin, isSafeMethod, markPrivate, readSessionToken } from '../http/session-cookie.ts';
 
 /** The /auth/* endpoints that start a session: no session to take a CSRF token from, so only Origin is checked. */
 const SESSIONLESS = new Set(['/auth/sign-in', '/auth/sign-in/link', '/auth/sign-in/link/consume', '/auth/invites/accept']);

@@ -1,10 +1,11 @@
 import { route, type RouteSpec } from '../http/route-table.ts';
 import type { ApiContext } from '../http/context.ts';
-import { clientIp } from '../redirect/client-ip.ts';
+import { clientIp } from '../platform/client-ip.ts';
 import { NoSessionError, SignInLinkExpiredError } from '../platform/errors.ts';
-import type { AuthService, ClientMeta, SignedIn } from './auth.service.ts';
+import type { AuthService, ClientMeta } from './auth.service.ts';
+import type { SignedIn } from '../tenancy/principal.ts';
 import { PasswordChangeBody, SessionSchema, SignInBody, SignInLinkBody, SignInLinkTokenBody } from './auth.schemas.ts';
-import { clearSessionCookie, setSessionCookie, type CookiePolicy } from './session-cookie.ts';
+import { clearSessionCookie, setSessionCookie, type CookiePolicy } from '../http/session-cookie.ts';
 
 export interface AuthRouteOptions {
   cookie: CookiePolicy;

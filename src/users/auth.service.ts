@@ -3,25 +3,19 @@ import { newId } from '../platform/ids.ts';
 import { ForbiddenError, NoSessionError, NotConfiguredError, NotFoundError, SignInFailedError, SignInRateLimitedError, ValidationError } from '../platform/errors.ts';
 import { hashPassword, verifyPassword } from '../platform/password.ts';
 import type { Logger } from '../platform/logger.ts';
-import type { PasswordAttempts } from '../redirect/password-attempts.ts';
+import type { PasswordAttempts } from '../platform/password-attempts.ts';
 import type { Mailer } from '../webhooks/mailer.ts';
-import type { Principal } from '../keys/key.service.ts';
-import type { ApiKeyDoc } from '../keys/key.store.ts';
-import type { WorkspaceDoc, WorkspaceStore } from '../workspace/workspace.store.ts';
-import type { PartnerDoc, PartnerStore } from '../partner/partner.store.ts';
-import { effectivePlan } from '../workspace/plans.ts';
-import { normalizeEmail, type UserDoc, type UserStore } from './user.store.ts';
+import type { Principal, SignedIn } from '../tenancy/principal.ts';
+import type { ApiKeyDoc } from '../tenancy/key.store.ts';
+import type { WorkspaceDoc, WorkspaceStore } from '../tenancy/workspace.store.ts';
+import type { PartnerDoc, PartnerStore } from '../tenancy/partner.store.ts';
+import { effectivePlan } from '../tenancy/plans.ts';
+import { normalizeEmail, type UserDoc, type UserStore } from '../tenancy/user.store.ts';
 import { checkPasswordStrength } from './accounts.ts';
-import type { SessionDoc, SessionStore } from './session.store.ts';
-import type { MembershipKind, MembershipStore, Role } from './membership.store.ts';
+import type { SessionDoc, SessionStore } from '../tenancy/session.store.ts';
+import type { MembershipKind, MembershipStore, Role } from '../tenancy/membership.store.ts';
 import type { SignInLinkStore } from './token.store.ts';
-import { scopesOf } from './roles.ts';
-
-/** A session as the transport sees it once its cookie checked out. */
-export interface SignedIn {
-  session: SessionDoc;
-  user: UserDoc;
-}
+import { scopesOf } from '../tenancy/roles.ts';
 
 export interface SessionView {
   user: { id: string; email: string; name: string };

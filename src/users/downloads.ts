@@ -17,7 +17,7 @@ import { seal, unseal } from '../platform/sealed.ts';
 import type { AuthService } from './auth.service.ts';
 import { signedInOf } from './auth.routes.ts';
 import { ContextQuery } from './auth.schemas.ts';
-import { markPrivate, readSessionToken } from './session-cookie.ts';
+import { markPrivate, readSessionToken } from '../http/session-cookie.ts';
 
 /** Where tickets are followed (under /auth, outside /v1 and its OpenAPI document). */
 export const DOWNLOADS_PATH = '/auth/downloads';

@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { MembershipKind, Role } from './membership.store.ts';
+import type { MembershipKind, Role } from '../tenancy/membership.store.ts';
 
 /** An owner's invitation of an e-mail address to a workspace or partner; the token in the e-mail is stored hashed. */
 export interface InviteDoc {

@@ -3,7 +3,7 @@ import type { ApiContext } from '../http/context.ts';
 import { AcceptInviteBody, ContextQuery, InviteBody, MemberQuery, SessionSchema } from './auth.schemas.ts';
 import type { MemberService } from './member.service.ts';
 import { clientMeta, signedInOf } from './auth.routes.ts';
-import { checkCsrf, setSessionCookie, type CookiePolicy } from './session-cookie.ts';
+import { checkCsrf, setSessionCookie, type CookiePolicy } from '../http/session-cookie.ts';
 import { NotFoundError } from '../platform/errors.ts';
 
 const TAG = 'Dashboard members';

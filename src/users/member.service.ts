@@ -2,13 +2,14 @@ import { newId } from '../platform/ids.ts';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Mailer } from '../webhooks/mailer.ts';
-import type { WorkspaceStore } from '../workspace/workspace.store.ts';
-import type { PartnerStore } from '../partner/partner.store.ts';
-import { normalizeEmail, type UserStore } from './user.store.ts';
-import type { MembershipDoc, MembershipKind, MembershipStore, Role } from './membership.store.ts';
+import type { WorkspaceStore } from '../tenancy/workspace.store.ts';
+import type { PartnerStore } from '../tenancy/partner.store.ts';
+import { normalizeEmail, type UserStore } from '../tenancy/user.store.ts';
+import type { MembershipDoc, MembershipKind, MembershipStore, Role } from '../tenancy/membership.store.ts';
 import type { InviteDoc, InviteStore } from './invite.store.ts';
 import { createUser } from './accounts.ts';
-import { hashToken, newToken, type AuthService, type ClientMeta, type SessionView, type SignedIn } from './auth.service.ts';
+import { hashToken, newToken, type AuthService, type ClientMeta, type SessionView } from './auth.service.ts';
+import type { SignedIn } from '../tenancy/principal.ts';
 
 export interface MemberServiceDeps {
   users: UserStore;

@@ -5,7 +5,7 @@ import type { AuthService } from './auth.service.ts';
 import type { MemberService } from './member.service.ts';
 import { OidcFailure, type OidcClient } from './oidc.ts';
 import { clientMeta } from './auth.routes.ts';
-import { setSessionCookie, type CookiePolicy } from './session-cookie.ts';
+import { setSessionCookie, type CookiePolicy } from '../http/session-cookie.ts';
 import { createUser } from './accounts.ts';
 
 const PENDING_COOKIE = 'lp_oidc';

@@ -1,8 +1,8 @@
 import { ForbiddenError, NoSessionError } from '../platform/errors.ts';
-import type { Principal } from '../keys/key.service.ts';
+import type { Principal } from '../tenancy/principal.ts';
 import type { ApiContext } from '../http/context.ts';
 import type { AuthService } from './auth.service.ts';
-import { checkCsrf, isSafeMethod, markPrivate } from './session-cookie.ts';
+import { checkCsrf, isSafeMethod, markPrivate } from '../http/session-cookie.ts';
 
 const CONTEXT = /^(ws|ptr)_[A-Za-z0-9]{1,64}$/;
 
@@ -23,5 +23,3 @@ export function sessionPrincipal(auth: AuthService, ownOrigin: string) {
     return auth.principalFor(session, context);
   };
 }
-
-export type SessionPrincipal = ReturnType<typeof sessionPrincipal>;

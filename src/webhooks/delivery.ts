@@ -7,15 +7,15 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { CacheBus } from '../platform/cache-bus.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
-import type { TargetOptions } from './ssrf.ts';
-import { outboundAgents, send, type OutboundAgents, type OutboundAnswer, type OutboundError } from './outbound.ts';
+import type { TargetOptions } from '../platform/outbound/ssrf.ts';
+import { outboundAgents, send, type OutboundAgents, type OutboundAnswer, type OutboundError } from '../platform/outbound/outbound.ts';
 import { signPayload, SIGNATURE_HEADER } from './signature.ts';
 import type { WebhookDoc, WebhookStore } from './webhook.store.ts';
 import type { WebhookDeliveryDoc, WebhookDeliveryStore } from './delivery.store.ts';
 import { RESPONSE_BODY_CAP_BYTES } from './webhook.schemas.ts';
 import type { DeliveryMessage } from './delivery-message.ts';
 import { infraRetryDelayMs } from './fanout.ts';
-import { ensureDurable, PullRunner } from './pull-runner.ts';
+import { ensureDurable, PullRunner } from '../platform/pull-runner.ts';
 
 export const DELIVERY_DURABLE = 'webhook-delivery';
 const USER_AGENT = 'Linkplane-Webhooks/1.0';

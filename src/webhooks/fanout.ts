@@ -10,7 +10,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import type { WebhookDoc, WebhookStore } from './webhook.store.ts';
 import { deliveryIdFor, publishDelivery, type EventMessage } from './delivery-message.ts';
-import { ensureDurable, PullRunner } from './pull-runner.ts';
+import { ensureDurable, PullRunner } from '../platform/pull-runner.ts';
 
 export const FANOUT_DURABLE = 'webhook-fanout';
 const FANOUT_ACK_WAIT_MS = 30_000;

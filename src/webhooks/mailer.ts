@@ -2,8 +2,8 @@
 // active → failing transition, outside the delivery path: a slow or broken mail server never holds a message.
 import { createTransport, type Transporter } from 'nodemailer';
 import type { Logger } from '../platform/logger.ts';
-import type { WorkspaceStore } from '../workspace/workspace.store.ts';
-import type { PartnerStore } from '../partner/partner.store.ts';
+import type { WorkspaceStore } from '../tenancy/workspace.store.ts';
+import type { PartnerStore } from '../tenancy/partner.store.ts';
 import type { WebhookDoc } from './webhook.store.ts';
 
 export interface MailConfig {

@@ -6,7 +6,7 @@ import type { Nats } from '../platform/nats.ts';
 import type { WebhookStore } from './webhook.store.ts';
 import type { WebhookDeliveryStore } from './delivery.store.ts';
 import type { WebhookService } from './webhook.service.ts';
-import type { TargetOptions } from './ssrf.ts';
+import type { TargetOptions } from '../platform/outbound/ssrf.ts';
 import { FANOUT_DURABLE, WebhookFanout } from './fanout.ts';
 import { DELIVERY_DURABLE, WebhookDelivery } from './delivery.ts';
 import type { EndpointFailingNotifier } from './mailer.ts';

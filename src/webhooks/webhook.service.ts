@@ -1,10 +1,10 @@
 import { newId } from '../platform/ids.ts';
 import { NotFoundError, QuotaExceededError, ValidationError } from '../platform/errors.ts';
-import type { Principal } from '../keys/key.service.ts';
+import type { Principal } from '../tenancy/principal.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
 import { PARTNER_ONLY_EVENTS, type EventType } from '../events/event-types.ts';
 import { decodeTimePosition, pageOf, timePosition, type Pagination } from '../http/cursor.ts';
-import { assertPublicTarget, type TargetOptions } from './ssrf.ts';
+import { assertPublicTarget, type TargetOptions } from '../platform/outbound/ssrf.ts';
 import { newSigningSecret, type SecretBox } from './secret-box.ts';
 import type { WebhookChanges, WebhookDoc, WebhookStore, WebhookTenant } from './webhook.store.ts';
 import type { WebhookDeliveryDoc, WebhookDeliveryStore } from './delivery.store.ts';

@@ -1,11 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CAPABILITIES } from './plans.ts';
-import { LinkSchema, RuleSchema } from '../links/link.schemas.ts';
+import { CAPABILITIES } from '../tenancy/plans.ts';
+import { DEFAULT_ATTRIBUTION_WINDOW_DAYS } from '../tenancy/workspace.store.ts';
+import { LinkSchema } from '../links/link.schemas.ts';
+import { RuleSchema } from '../rules/rule.schemas.ts';
 
 const Count = Type.Integer({ minimum: 0 });
 
 export const MAX_WORKSPACE_RULES = 20;
-export const DEFAULT_ATTRIBUTION_WINDOW_DAYS = 30;
 
 const RULES_DESCRIPTION =
   "Evaluated on every link of the workspace before the link's own rules (unless the link sets `workspace_rules_off`), " +

@@ -12,10 +12,10 @@ import { startApi, startWorker, type RunningApi, type RunningWorker } from '../h
 import { Tenants } from '../helpers/tenants.ts';
 import { callApi, expectInvalid, expectRefused, type Json, type Reply } from '../helpers/http.ts';
 import { until } from '../helpers/wait.ts';
-import { periodOf } from '../../src/workspace/usage.store.ts';
+import { periodOf } from '../../src/tenancy/usage.store.ts';
 import { RollupStore } from '../../src/analytics/rollup.store.ts';
 import { windowEnd } from '../../src/alerts/alert-evaluator.ts';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 
 describe('Alerts end to end', function () {
   this.timeout(60_000);

@@ -15,7 +15,7 @@ import { until } from '../helpers/wait.ts';
 import { ClickIds } from '../../src/clicks/click-id.ts';
 import { ConversionService } from '../../src/conversions/conversion.service.ts';
 import { ConversionRollup } from '../../src/analytics/conversion-rollup.ts';
-import type { Principal } from '../../src/keys/key.service.ts';
+import type { Principal } from '../../src/tenancy/principal.ts';
 
 const SECRET = 'conversions-test-secret-key-0123456789abcdef';
 const DESKTOP = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';

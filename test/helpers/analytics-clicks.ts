@@ -1,6 +1,6 @@
 // Random clicks for the analytics tests (seeded, so a failure replays), and the brute-force recount the answers are
 // compared with: written from the raw click fields directly, not through src/analytics, so the two can disagree.
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 import { ClickIds } from '../../src/clicks/click-id.ts';
 
 export const clickIds = new ClickIds('a-test-secret-key-of-at-least-32-characters');

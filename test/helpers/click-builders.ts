@@ -1,6 +1,6 @@
 // A captured click as the redirect publishes it: a plain desktop visitor from France following a plain link, so a
 // test states only what it is about (its id and time, and whatever else the test is about).
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 
 export type ClickOverrides = Partial<Omit<ClickRecord, 'decision'>> & { decision?: Partial<ClickRecord['decision']> };
 

@@ -2,10 +2,10 @@
 // workspace. Each starts from a plain desktop visitor and a plain link, so a test states only what it is about.
 import { createHash } from 'node:crypto';
 import type { LinkDoc } from '../../src/links/link.store.ts';
-import type { Rule } from '../../src/links/link.schemas.ts';
+import type { Rule } from '../../src/rules/rule.schemas.ts';
 import { compileLink, compileWorkspace, type WorkspaceRedirectSettings } from '../../src/redirect/compile.ts';
 import { decide, type Decision, type DecisionState } from '../../src/redirect/decide.ts';
-import type { VisitorProfile } from '../../src/redirect/visitor-profile.ts';
+import type { VisitorProfile } from '../../src/visitor/visitor-profile.ts';
 
 export const NOW = new Date('2026-03-04T12:00:00.000Z');
 export const LINK_URL = 'https://example.com/landing';

@@ -1,11 +1,11 @@
 import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
-import { KeyStore } from '../../src/keys/key.store.ts';
-import { KeyService } from '../../src/keys/key.service.ts';
-import { ALL_SCOPES, type Scope } from '../../src/keys/scopes.ts';
-import { WorkspaceStore, type WorkspaceDoc } from '../../src/workspace/workspace.store.ts';
-import { PartnerStore } from '../../src/partner/partner.store.ts';
-import type { PlanLimits } from '../../src/workspace/plans.ts';
+import { KeyStore } from '../../src/tenancy/key.store.ts';
+import { KeyService } from '../../src/tenancy/key.service.ts';
+import { ALL_SCOPES, type Scope } from '../../src/tenancy/scopes.ts';
+import { WorkspaceStore, type WorkspaceDoc } from '../../src/tenancy/workspace.store.ts';
+import { PartnerStore } from '../../src/tenancy/partner.store.ts';
+import type { PlanLimits } from '../../src/tenancy/plans.ts';
 import { newId } from '../../src/platform/ids.ts';
 import type { TestMongo } from './mongo.ts';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { MongoClient } from 'mongodb';
-import { UserStore, type UserDoc } from '../../src/users/user.store.ts';
-import { MembershipStore, type MembershipKind, type Role } from '../../src/users/membership.store.ts';
+import { UserStore, type UserDoc } from '../../src/tenancy/user.store.ts';
+import { MembershipStore, type MembershipKind, type Role } from '../../src/tenancy/membership.store.ts';
 import { createUser, grant } from '../../src/users/accounts.ts';
 import { randomBase62 } from '../../src/platform/ids.ts';
 

@@ -5,7 +5,7 @@ import { testEnv } from '../helpers/env.ts';
 import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants, bearer } from '../helpers/tenants.ts';
 import { randomClick, seeded, type TestLink } from '../helpers/analytics-clicks.ts';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 import { RollupWriter } from '../../src/analytics/rollup.store.ts';
 import { ConversionRollup } from '../../src/analytics/conversion-rollup.ts';
 import { EXPORT_COLUMNS } from '../../src/analytics/export.ts';

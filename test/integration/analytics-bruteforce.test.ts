@@ -4,7 +4,7 @@ import { testEnv } from '../helpers/env.ts';
 import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants, bearer } from '../helpers/tenants.ts';
 import { bruteSelect, distinctVisitors, isBotType, pick, randomClick, rawValue, seeded, type BruteFilter, type TestLink } from '../helpers/analytics-clicks.ts';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 import type { LinkDoc } from '../../src/links/link.store.ts';
 import { RollupWriter } from '../../src/analytics/rollup.store.ts';
 import { DIMENSIONS } from '../../src/analytics/dimensions.ts';

@@ -11,9 +11,9 @@ import { Registry } from 'prom-client';
 import { EstimateMemo, PartCache } from '../../src/analytics/part-cache.ts';
 import { AnalyticsService, type AnalyticsScope } from '../../src/analytics/analytics.service.ts';
 import { EdgeClickStore } from '../../src/analytics/edge-clicks.store.ts';
-import { PLANS } from '../../src/workspace/plans.ts';
+import { PLANS } from '../../src/tenancy/plans.ts';
 import { isBot } from '../../src/analytics/dimensions.ts';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 
 const HOUR = Date.parse('2026-11-10T10:00:00Z');
 const links: TestLink[] = [

@@ -10,7 +10,7 @@ import { randomClick, seeded, type TestLink } from '../helpers/analytics-clicks.
 import { connectNats, provisionStreams, type Nats } from '../../src/platform/nats.ts';
 import { encodeClicks } from '../../src/clicks/click-wire.ts';
 import { CLICK_INGEST_DURABLE } from '../../src/clicks/ingest.ts';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 import type { ClickDoc } from '../../src/clicks/click.store.ts';
 import { rollupPrefix, type RollupPartDoc } from '../../src/analytics/rollup.store.ts';
 import { decodeCells } from '../../src/analytics/cells.ts';

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { natsPrefix, NATS_URL } from '../helpers/env.ts';
 import { ROOT } from '../helpers/processes.ts';
-import { ALL_SCOPES } from '../../src/keys/scopes.ts';
+import { ALL_SCOPES } from '../../src/tenancy/scopes.ts';
 
 // The machine's own Node (20) when there is one: the command must start under it and hand over to Node 24.
 const SYSTEM_NODE = ['/usr/bin/node', '/usr/local/bin/node'].find((p) => existsSync(p)) ?? process.execPath;

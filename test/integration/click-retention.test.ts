@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 import type { ClickDoc } from '../../src/clicks/click.store.ts';
 import { connectNats, type Nats } from '../../src/platform/nats.ts';
 import { startWorker, type RunningWorker } from '../helpers/api.ts';

@@ -3,7 +3,7 @@ import { MongoClient, type Db } from 'mongodb';
 import { pino } from 'pino';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { aClickRecord } from '../helpers/click-builders.ts';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 import { ClickStore, type DestinationCount } from '../../src/clicks/click.store.ts';
 import { RotatorCounters } from '../../src/clicks/counters.ts';
 import { RotatorHealthStore } from '../../src/clicks/rotator-health.store.ts';

@@ -8,7 +8,7 @@ import { startWorker } from '../helpers/api.ts';
 import { OwnNatsServer } from '../helpers/nats-server.ts';
 import { connectNats, provisionStreams, type Nats } from '../../src/platform/nats.ts';
 import type { Invalidation } from '../../src/platform/cache-bus.ts';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 import { ClickIds } from '../../src/clicks/click-id.ts';
 import { ClickPublisher } from '../../src/clicks/publisher.ts';
 import { decodeClicks } from '../../src/clicks/click-wire.ts';
@@ -21,8 +21,8 @@ import { ConversionStore, type ConversionDoc } from '../../src/conversions/conve
 import { LinkStore, type LinkDoc } from '../../src/links/link.store.ts';
 import { ClickUsage } from '../../src/clicks/usage-meter.ts';
 import { EventStore } from '../../src/events/event.store.ts';
-import { WorkspaceStore } from '../../src/workspace/workspace.store.ts';
-import { UsageStore, periodOf } from '../../src/workspace/usage.store.ts';
+import { WorkspaceStore } from '../../src/tenancy/workspace.store.ts';
+import { UsageStore, periodOf } from '../../src/tenancy/usage.store.ts';
 import { until } from '../helpers/wait.ts';
 import { aClickRecord, type ClickOverrides } from '../helpers/click-builders.ts';
 

@@ -4,7 +4,7 @@ import { testEnv } from '../helpers/env.ts';
 import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants, bearer } from '../helpers/tenants.ts';
 import { Browser, Users, expectError } from '../helpers/users.ts';
-import type { WorkspaceDoc } from '../../src/workspace/workspace.store.ts';
+import type { WorkspaceDoc } from '../../src/tenancy/workspace.store.ts';
 import { toClickDoc } from '../../src/clicks/click.store.ts';
 import { DownloadTickets } from '../../src/users/downloads.ts';
 import { unseal } from '../../src/platform/sealed.ts';

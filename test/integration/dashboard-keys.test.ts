@@ -5,8 +5,8 @@ import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants, bearer } from '../helpers/tenants.ts';
 import { Browser, Users, expectError } from '../helpers/users.ts';
 import { until } from '../helpers/wait.ts';
-import { ALL_SCOPES } from '../../src/keys/scopes.ts';
-import type { WorkspaceDoc } from '../../src/workspace/workspace.store.ts';
+import { ALL_SCOPES } from '../../src/tenancy/scopes.ts';
+import type { WorkspaceDoc } from '../../src/tenancy/workspace.store.ts';
 
 interface KeyRecord {
   id: string;

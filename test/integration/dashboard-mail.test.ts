@@ -5,7 +5,7 @@ import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants } from '../helpers/tenants.ts';
 import { Browser, Users, expectError } from '../helpers/users.ts';
 import { Inbox } from '../helpers/smtp.ts';
-import type { WorkspaceDoc } from '../../src/workspace/workspace.store.ts';
+import type { WorkspaceDoc } from '../../src/tenancy/workspace.store.ts';
 
 describe('dashboard sign-in links and invitations by e-mail (real SMTP server)', function () {
   this.timeout(60_000);

@@ -9,7 +9,7 @@ import { freePort } from '../helpers/processes.ts';
 import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants } from '../helpers/tenants.ts';
 import { Browser, Users } from '../helpers/users.ts';
-import type { WorkspaceDoc } from '../../src/workspace/workspace.store.ts';
+import type { WorkspaceDoc } from '../../src/tenancy/workspace.store.ts';
 
 interface Account {
   email: string;

@@ -10,7 +10,7 @@ import { callApi, type Json, type Reply } from '../helpers/http.ts';
 import { startKubeApiServer, type KubeApiServer, type KubeObject } from '../helpers/kube-apiserver.ts';
 import type { DomainDoc } from '../../src/domains/domain.store.ts';
 import type { Invalidation } from '../../src/platform/cache-bus.ts';
-import type { PlanLimits } from '../../src/workspace/plans.ts';
+import type { PlanLimits } from '../../src/tenancy/plans.ts';
 import { DomainListSchema, DomainSchema } from '../../src/domains/domain.schemas.ts';
 
 // ajv-formats is CommonJS with a default export; under NodeNext its callable sits on `.default`.

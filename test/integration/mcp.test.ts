@@ -9,7 +9,7 @@ import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { testEnv } from '../helpers/env.ts';
 import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants } from '../helpers/tenants.ts';
-import type { Scope } from '../../src/keys/scopes.ts';
+import type { Scope } from '../../src/tenancy/scopes.ts';
 import { LinkCreateSchema } from '../../src/links/link.schemas.ts';
 import { ConversionCreateSchema } from '../../src/conversions/conversion.schemas.ts';
 import { ClickIds } from '../../src/clicks/click-id.ts';

@@ -16,7 +16,7 @@ import { mount, route, type RouteSpec } from '../../src/http/route-table.ts';
 import type { ApiState } from '../../src/http/context.ts';
 import { listen } from '../../src/platform/http-server.ts';
 import { ERROR_CATALOGUE, ERROR_CODES } from '../../src/http/error-catalogue.ts';
-import { ALL_SCOPES } from '../../src/keys/scopes.ts';
+import { ALL_SCOPES } from '../../src/tenancy/scopes.ts';
 
 // ajv-formats is CommonJS with a default export; under NodeNext its callable sits on `.default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv2020) => Ajv2020 };

@@ -8,7 +8,7 @@ import { natsPrefix, NATS_URL } from '../helpers/env.ts';
 import { connectNats, provisionStreams, type Nats } from '../../src/platform/nats.ts';
 import { EventStore } from '../../src/events/event.store.ts';
 import { OutboxRelay } from '../../src/events/outbox-relay.ts';
-import { Lease } from '../../src/events/lease.ts';
+import { Lease } from '../../src/platform/lease.ts';
 import { OutboxSignal } from '../../src/main/infra.ts';
 import { until } from '../helpers/wait.ts';
 

@@ -8,7 +8,7 @@ import { OwnNatsServer } from '../helpers/nats-server.ts';
 import { connectNats, provisionStreams, type Nats } from '../../src/platform/nats.ts';
 import { EventStore } from '../../src/events/event.store.ts';
 import { OutboxRelay, eventMessage } from '../../src/events/outbox-relay.ts';
-import { Lease } from '../../src/events/lease.ts';
+import { Lease } from '../../src/platform/lease.ts';
 import { until } from '../helpers/wait.ts';
 
 const logger = pino({ level: 'silent' });

@@ -5,7 +5,7 @@ import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants } from '../helpers/tenants.ts';
 import { callApi, expectInvalid, expectRefused, type Json } from '../helpers/http.ts';
 import { bruteSelect, distinctVisitors, pick, randomClick, rawValue, seeded, type BruteFilter, type TestLink } from '../helpers/analytics-clicks.ts';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 import type { LinkDoc } from '../../src/links/link.store.ts';
 import { RollupWriter } from '../../src/analytics/rollup.store.ts';
 import { ConversionRollup } from '../../src/analytics/conversion-rollup.ts';

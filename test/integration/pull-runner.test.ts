@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { natsPrefix, NATS_URL } from '../helpers/env.ts';
 import { connectNats, provisionStreams, type Nats } from '../../src/platform/nats.ts';
-import { ensureDurable, PullRunner } from '../../src/webhooks/pull-runner.ts';
+import { ensureDurable, PullRunner } from '../../src/platform/pull-runner.ts';
 import { until } from '../helpers/wait.ts';
 
 const logger = pino({ level: 'silent' });

@@ -9,8 +9,8 @@ import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { DestinationHealthChecker } from '../../src/clicks/health.ts';
 import { RotatorHealthStore } from '../../src/clicks/rotator-health.store.ts';
 import { LinkStore, type LinkDoc } from '../../src/links/link.store.ts';
-import { outboundAgents, send, type OutboundError } from '../../src/webhooks/outbound.ts';
-import type { ResolvedAddress, TargetOptions } from '../../src/webhooks/ssrf.ts';
+import { outboundAgents, send, type OutboundError } from '../../src/platform/outbound/outbound.ts';
+import type { ResolvedAddress, TargetOptions } from '../../src/platform/outbound/ssrf.ts';
 
 /**
  * DNS rebinding: a name that answers a public address when checked and a loopback one when connected. The test DNS

@@ -9,7 +9,7 @@ import { startApi, type RunningApi } from '../helpers/api.ts';
 import { freePort, spawnProcess, waitForHttp, type Spawned } from '../helpers/processes.ts';
 import { Tenants, bearer } from '../helpers/tenants.ts';
 import { DELIVERY_DURABLE } from '../../src/webhooks/delivery.ts';
-import { ensureDurable } from '../../src/webhooks/pull-runner.ts';
+import { ensureDurable } from '../../src/platform/pull-runner.ts';
 import { until } from '../helpers/wait.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

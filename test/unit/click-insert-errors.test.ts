@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { MongoBulkWriteError, MongoServerError, type BulkWriteResult } from 'mongodb';
 import { duplicateIdErrors, eachIdOnce } from '../../src/clicks/click.store.ts';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 
 /** A bulk write error as the driver builds it from a server reply. */
 function bulkError(writeErrors: Array<{ index: number; code: number }>, code = writeErrors[0]?.code ?? 64): MongoBulkWriteError {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { ClickRecord } from '../../src/clicks/click-record.ts';
+import type { ClickRecord } from '../../src/visitor/click-record.ts';
 import { decodeClicks, encodeClicks, WIRE_FORMAT } from '../../src/clicks/click-wire.ts';
 
 function aClick(overrides: Partial<ClickRecord> = {}, visitor: Partial<ClickRecord['visitor']> = {}): ClickRecord {

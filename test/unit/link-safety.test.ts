@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { blockedReason, parseBlocklist } from '../../src/links/link-safety.ts';
+import { blockedReason, parseBlocklist } from '../../src/config/link-safety.ts';
 import { ConfigError, loadConfig } from '../../src/config/config.ts';
 
 const FILE = `# known bad

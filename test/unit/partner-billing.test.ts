@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { estimateProcessorFee, nextPeriod, periodBounds, splitPayment, splitRefund } from '../../src/partner/fees.ts';
-import { eventFor, transition, type SubscriptionState, type SuspendReason } from '../../src/partner/subscription.ts';
+import { eventFor, transition, type SubscriptionState, type SuspendReason } from '../../src/tenancy/subscription.ts';
 
 const at = (state: SubscriptionState, suspended_reason: SuspendReason | null = null) => ({ state, suspended_reason });
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { hashPassword, verifyPassword } from '../../src/platform/password.ts';
-import { VerificationSlots } from '../../src/redirect/password-attempts.ts';
+import { VerificationSlots } from '../../src/platform/password-attempts.ts';
 
 describe('link passwords', () => {
   it('stores an scrypt hash with its parameters and a fresh salt, never the password', async () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import type { Mobile, TargetingEntry } from '../../src/links/link.schemas.ts';
-import type { VisitorProfile } from '../../src/redirect/visitor-profile.ts';
+import type { Mobile } from '../../src/links/link.schemas.ts';
+import type { TargetingEntry } from '../../src/rules/rule.schemas.ts';
+import type { VisitorProfile } from '../../src/visitor/visitor-profile.ts';
 import { finishUrl } from '../../src/redirect/destination.ts';
 import { LINK_URL, NOW, aHandheld, aLink, aProfile, aRule, aWorkspace, decideFor } from '../helpers/redirect-builders.ts';
 

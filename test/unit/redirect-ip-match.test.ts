@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import ipaddr from 'ipaddr.js';
-import { compileIpMatcher, isIpOrCidr } from '../../src/redirect/ip-match.ts';
+import { compileIpMatcher, isIpOrCidr } from '../../src/rules/ip-match.ts';
 
 describe('redirect IP matching', () => {
   describe('isIpOrCidr', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { RuleAction, RuleMatch } from '../../src/links/link.schemas.ts';
-import type { VisitorProfile } from '../../src/redirect/visitor-profile.ts';
+import type { RuleAction, RuleMatch } from '../../src/rules/rule.schemas.ts';
+import type { VisitorProfile } from '../../src/visitor/visitor-profile.ts';
 import { LINK_URL, aLink, aProfile, aRule, aWorkspace, decideFor } from '../helpers/redirect-builders.ts';
 
 /** One match field: visitors for whom a rule on it holds, and visitors for whom it does not. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
-import { IpPrivacy, clientIp, normalizeIp, truncateIp } from '../../src/redirect/client-ip.ts';
+import { IpPrivacy, clientIp, normalizeIp, truncateIp } from '../../src/platform/client-ip.ts';
 
 describe('visitor client IP', () => {
   const cases: [name: string, xff: string | undefined, socket: string | undefined, hops: number, expected: string | null][] = [

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
 import { signPayload, verifySignature } from '../../src/webhooks/signature.ts';
-import { assertPublicTarget, refusalOf, UnsafeTargetError } from '../../src/webhooks/ssrf.ts';
+import { assertPublicTarget, refusalOf, UnsafeTargetError } from '../../src/platform/outbound/ssrf.ts';
 import { SecretBox, newSigningSecret } from '../../src/webhooks/secret-box.ts';
 import { capBody } from '../../src/webhooks/delivery.store.ts';
 import { ConfigError, loadConfig } from '../../src/config/config.ts';

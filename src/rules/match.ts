@@ -1,8 +1,8 @@
 // Rule matching (spec 2.4, DESIGN decision order step 4). A rule is compiled once per cache fill into a list of
 // predicates over a `MatchInput`, so evaluating twenty rules is a few Set probes and string searches each.
-import type { Rule, RuleAction, RuleMatch } from '../links/link.schemas.ts';
+import type { Rule, RuleAction, RuleMatch } from './rule.schemas.ts';
 import { compileIpMatcher, type IpMatcher } from './ip-match.ts';
-import type { VisitorProfile } from './visitor-profile.ts';
+import type { VisitorProfile } from '../visitor/visitor-profile.ts';
 
 /** The visitor as rules see it: the profile plus the normalised strings every rule would otherwise recompute. */
 export interface MatchInput {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from '../platform/errors.ts';
+import { isDuplicateKey } from './errors.ts';
 
 interface LeaseDoc {
   _id: string;

@@ -1,5 +1,4 @@
-import type { Device, OperatingSystem, ProxyType, VisitorType } from '../redirect/visitor-profile.ts';
-import type { DecisionTrace } from '../redirect/outcome.ts';
+import type { Device, OperatingSystem, ProxyType, VisitorType } from './visitor-profile.ts';
 
 /** What the redirect publishes to CLICKS for every counted visit (JSON on `clicks.<workspace_id>`). */
 export interface ClickRecord {
@@ -36,4 +35,17 @@ export interface ClickRecord {
     visit: 'first' | 'repeat';
     visitor_id: string;
   };
+}
+
+/** Which step decided, and the choice it made: kept in the click record and fed back to A/B and rotator counts. */
+export interface DecisionTrace {
+  step: 'expired' | 'rule' | 'password' | 'targeting' | 'mobile' | 'ab_test' | 'rotator' | 'url';
+  ruleId: string | null;
+  /** True when the rule that acted is a workspace rule. */
+  workspaceRule: boolean;
+  targetingIndex: number | null;
+  variantIndex: number | null;
+  destinationId: string | null;
+  /** The rotator had no eligible destination and used `fallback_url` (or the link's url). */
+  rotatorFallback: boolean;
 }

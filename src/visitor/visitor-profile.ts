@@ -1,5 +1,25 @@
-import type { PROXY_TYPES, VISITOR_TYPES } from '../links/link.schemas.ts';
 import type { DEVICES, OPERATING_SYSTEMS } from '../platform/schema.ts';
+
+/** The visitor classes and proxy kinds a profile names: rules match them, clicks record them, analytics group by them. */
+export const VISITOR_TYPES = [
+  'human',
+  'search_bot',
+  'social_preview',
+  'seo_crawler',
+  'ai_crawler',
+  'monitoring',
+  'security_scanner',
+  'library',
+  'headless',
+  'feed_reader',
+  'automated',
+  'datacenter',
+  'proxy',
+  'vpn',
+  'tor',
+  'unknown',
+] as const;
+export const PROXY_TYPES = ['DCH', 'PUB', 'VPN', 'SES', 'TOR', 'WEB'] as const;
 
 export type Device = (typeof DEVICES)[number];
 export type OperatingSystem = (typeof OPERATING_SYSTEMS)[number];

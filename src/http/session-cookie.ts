@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { CsrfError } from '../platform/errors.ts';
-import type { ApiContext } from '../http/context.ts';
-import type { SessionDoc } from './session.store.ts';
+import type { ApiContext } from './context.ts';
+import type { SessionDoc } from '../tenancy/session.store.ts';
 
 export const SESSION_COOKIE = 'lp_session';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -5,9 +5,10 @@ import type { CacheBus } from '../platform/cache-bus.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { ApiKeyDoc, KeyKind, KeyStore } from './key.store.ts';
 import type { Scope } from './scopes.ts';
-import type { WorkspaceDoc, WorkspaceStore } from '../workspace/workspace.store.ts';
-import type { PartnerDoc, PartnerStore } from '../partner/partner.store.ts';
-import { effectivePlan, type Plan } from '../workspace/plans.ts';
+import type { WorkspaceStore } from './workspace.store.ts';
+import type { PartnerStore } from './partner.store.ts';
+import { effectivePlan } from './plans.ts';
+import type { Principal } from './principal.ts';
 
 export const KEY_PREFIX: Readonly<Record<KeyKind, string>> = { workspace: 'lp_live_', partner: 'lpp_live_' };
 /** 40 base62 characters: about 238 bits of entropy, far past guessing, so a fast hash is enough to store it. */
@@ -20,10 +21,6 @@ const MAX_CACHED_KEYS = 10_000;
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
-
-export type Principal =
-  | { kind: 'workspace'; key: ApiKeyDoc; scopes: ReadonlySet<string>; workspace: WorkspaceDoc; plan: Plan; rateLimitPerMinute: number }
-  | { kind: 'partner'; key: ApiKeyDoc; scopes: ReadonlySet<string>; partner: PartnerDoc; rateLimitPerMinute: number };
 
 interface CacheEntry {
   principal: Principal;

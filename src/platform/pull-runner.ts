@@ -2,8 +2,8 @@
 // are fetched only for free slots, so none waits in a client-side buffer while its ack_wait runs.
 import { AckPolicy, type Consumer, type DeliverPolicy, type ConsumerConfig, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import type { Logger } from '../platform/logger.ts';
-import type { Nats } from '../platform/nats.ts';
+import type { Logger } from './logger.ts';
+import type { Nats } from './nats.ts';
 
 export interface DurableSpec {
   stream: string;

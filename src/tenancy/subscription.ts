@@ -6,7 +6,6 @@
 //   pending | subscribed | past_due ──suspend by hand──▶ suspended
 //   suspended ──paid (unless suspended by hand) / reactivate by hand──▶ subscribed
 //   any ──subscription deleted / processor "canceled"──▶ canceled ──reactivate by hand──▶ subscribed
-import type { PartnerEventType } from '../events/event-types.ts';
 
 export const SUBSCRIPTION_STATES = ['pending', 'subscribed', 'past_due', 'suspended', 'canceled'] as const;
 export type SubscriptionState = (typeof SUBSCRIPTION_STATES)[number];
@@ -95,8 +94,11 @@ function processorStatus(
   }
 }
 
+/** The partner-only events announcing a state (named in src/events/event-types.ts, whose type the outbox checks). */
+export type SubscriptionEventType = 'workspace.subscribed' | 'workspace.past_due' | 'workspace.suspended';
+
 /** The partner-only event announcing a new state, if it has one. */
-export function eventFor(state: SubscriptionState): PartnerEventType | null {
+export function eventFor(state: SubscriptionState): SubscriptionEventType | null {
   switch (state) {
     case 'subscribed':
       return 'workspace.subscribed';

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { Capability, PlanLimits } from './plans.ts';
-import type { Rule } from '../links/link.schemas.ts';
-import type { Subscription } from '../partner/subscription.ts';
+import type { Rule } from '../rules/rule.schemas.ts';
+import type { Subscription } from './subscription.ts';
 
 export interface WorkspaceDoc {
   _id: string;
@@ -31,6 +31,9 @@ export interface WorkspaceDoc {
   /** IANA time zone analytics answer in when a request names none; absent: UTC. */
   timezone?: string;
 }
+
+/** Days a click id stays attributable when the workspace has not set `attribution_window_days`. */
+export const DEFAULT_ATTRIBUTION_WINDOW_DAYS = 30;
 
 export type WorkspaceSettingsChanges = Partial<Pick<WorkspaceDoc, 'rules' | 'conversion_tracking' | 'attribution_window_days' | 'timezone' | 'settings_updated_at'>>;
 

@@ -1,4 +1,4 @@
-import { ALL_SCOPES, type Scope } from '../keys/scopes.ts';
+import { ALL_SCOPES, type Scope } from './scopes.ts';
 import type { Role } from './membership.store.ts';
 
 /**

@@ -1,5 +1,10 @@
 import type { ClientSession, Collection, Db } from 'mongodb';
-import type { FeeSchedule } from './fees.ts';
+
+/** A processor's fees: `percent_bps` of the gross plus `fixed` (minor units); src/partner/fees.ts applies it. */
+export interface FeeSchedule {
+  percent_bps: number;
+  fixed: number;
+}
 
 export const SUSPENDED_LINKS = ['redirect', 'suspended_page'] as const;
 export type SuspendedLinks = (typeof SUSPENDED_LINKS)[number];

@@ -5,7 +5,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { ValidationError } from '../platform/errors.ts';
+import { ValidationError } from '../errors.ts';
 
 export interface ResolvedAddress {
   address: string;
