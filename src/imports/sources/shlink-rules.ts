@@ -4,7 +4,7 @@
 // module/Core/src/Model/DeviceType.php). Our targeting is also "first entry whose every condition holds wins", so a
 // rule maps to an entry when each of its conditions has an equivalent here; a rule that has one we cannot match on is
 // left out and said so, never imported with that condition dropped (it would send visitors it was not meant for).
-import type { TargetingEntry } from '../../links/link.schemas.ts';
+import type { TargetingEntry } from '../../rules/rule.schemas.ts';
 import type { DEVICES, OPERATING_SYSTEMS } from '../../platform/schema.ts';
 import { isHttpUrl } from './mapping.ts';
 
