@@ -1,0 +1,34 @@
+// Checking what a job hands a remote source before the first request: a token, an optional base URL (an API on
+// another host: a proxy, a regional or enterprise endpoint, a test server), and only the per-source params the source
+// knows, so a mistyped param is refused rather than silently ignored. Every problem is `input`.
+import { SourceError, type SourceKind, type SourceOptions } from '../source.ts';
+
+export interface RemoteOptions {
+  token: string;
+  /** Without a trailing slash. */
+  baseUrl: string;
+  params: Record<string, string>;
+}
+
+export function remoteOptions(kind: SourceKind, options: SourceOptions, defaultBaseUrl: string, knownParams: readonly string[]): RemoteOptions {
+  const token = options.token?.trim() ?? '';
+  if (token === '') throw new SourceError('input', `${kind} needs an API token`);
+  const baseUrl = (options.baseUrl ?? defaultBaseUrl).replace(/\/+$/, '');
+  if (!URL.canParse(baseUrl) || !['http:', 'https:'].includes(new URL(baseUrl).protocol)) {
+    throw new SourceError('input', `${kind}: the base URL ${JSON.stringify(options.baseUrl)} is not an absolute http(s) URL`);
+  }
+  const unknown = Object.keys(options.params).filter((name) => !knownParams.includes(name));
+  if (unknown.length > 0) {
+    const known = knownParams.length > 0 ? `it takes ${knownParams.join(', ')}` : 'it takes none';
+    throw new SourceError('input', `${kind} has no option ${unknown.join(', ')} (${known})`);
+  }
+  return { token, baseUrl, params: options.params };
+}
+
+/** A param that must match `pattern` when given; null when absent or empty. */
+export function optionalParam(kind: SourceKind, params: Record<string, string>, name: string, pattern: RegExp, meaning: string): string | null {
+  const value = params[name]?.trim() ?? '';
+  if (value === '') return null;
+  if (!pattern.test(value)) throw new SourceError('input', `${kind}: ${name} ${JSON.stringify(value)} is not ${meaning}`);
+  return value;
+}
