@@ -11,19 +11,26 @@ export interface Reading {
   cursors: Array<string | null>;
 }
 
-export async function readAll(source: ImportSource, from: string | null = null, maxPages = 1000): Promise<Reading> {
+export async function readAll(source: ImportSource, from: string | null = null): Promise<Reading> {
+  const reading = await readSome(source, from, 1000);
+  if (reading.pages.at(-1)?.next !== null) throw new Error('the source had not ended after 1000 pages');
+  return reading;
+}
+
+/** At most `pages` pages from `from` (fewer when the source ends first), as a job stopped midway would have read. */
+export async function readSome(source: ImportSource, from: string | null, pages: number): Promise<Reading> {
   const reading: Reading = { links: [], errors: [], pages: [], cursors: [] };
   let cursor = from;
-  for (let count = 0; count < maxPages; count++) {
+  for (let count = 0; count < pages; count++) {
     const page = await source.page(cursor, new AbortController().signal);
     reading.cursors.push(cursor);
     reading.pages.push(page);
     reading.links.push(...page.links);
     reading.errors.push(...page.errors);
-    if (page.next === null) return reading;
+    if (page.next === null) break;
     cursor = page.next;
   }
-  throw new Error(`the source had not ended after ${maxPages} pages`);
+  return reading;
 }
 
 /** The SourceError a read fails with, checked to be of `kind`. */

@@ -152,7 +152,7 @@ describe('import source: Bitly (API v4)', () => {
     expect(page.errors).to.deep.equal([
       { ref: 'bit.ly/bad', message: 'the destination "javascript:alert(1)" is not an absolute http(s) URL' },
       { ref: 'bit.ly/none', message: 'the link has no destination URL' },
-      { ref: 'row 4', message: 'the bitlink has no id' },
+      { ref: 'row 4 of the page', message: 'the bitlink has no id' },
     ]);
   });
 

@@ -18,7 +18,7 @@ import type { ImportSource, ImportedLink, SourceDeps, SourceHttpAnswer, SourceOp
 import { SourceError } from '../source.ts';
 import { callRemoteJson } from './remote.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
-import { count, destinationProblem, httpUrl, importedLink, isRow, sourceDate, tagNames, text, type Row } from './link-fields.ts';
+import { count, destinationProblem, httpUrl, importedLink, isRow, rowRef, sourceDate, tagNames, text, type Row } from './link-fields.ts';
 import { rateLimitWaitMs } from './rate-limit-headers.ts';
 import { optionalParam, remoteOptions } from './source-options.ts';
 
@@ -112,7 +112,7 @@ export function createBitlySource(options: SourceOptions, deps: SourceDeps): Imp
 function mapBitlink(row: unknown, index: number): { links: ImportedLink[] } | { error: SourceRowError } {
   const fields: Row = isRow(row) ? row : {};
   const id = text(fields['id']);
-  if (id === null) return { error: { ref: `row ${index + 1}`, message: 'the bitlink has no id' } };
+  if (id === null) return { error: { ref: rowRef(index, fields['link']), message: 'the bitlink has no id' } };
   const url = httpUrl(fields['long_url']);
   if (url === null) return { error: { ref: id, message: destinationProblem(fields['long_url']) } };
   const link = importedLink(id, url);

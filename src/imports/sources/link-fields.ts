@@ -104,6 +104,11 @@ export function importedLink(sourceId: string, url: string): ImportedLink {
   };
 }
 
+/** How a row error names a row the service sent without its id: by another name the row has, else by position. */
+export function rowRef(index: number, ...names: unknown[]): string {
+  return names.map(text).find((name) => name !== null) ?? `row ${index + 1} of the page`;
+}
+
 /** Why a row has no usable destination, for its row error. */
 export function destinationProblem(value: unknown): string {
   return text(value) === null ? 'the link has no destination URL' : `the destination ${JSON.stringify(value)} is not an absolute http(s) URL`;

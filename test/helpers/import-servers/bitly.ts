@@ -106,7 +106,7 @@ export async function startBitlyServer(options: BitlyServerOptions): Promise<Bit
     const hash = key.slice(key.indexOf('/') + 1);
     return {
       references: { group: `${url}/v4/groups/${guid}` },
-      link: `https://${key}`,
+      ...(link.id === undefined ? {} : { link: `https://${key}` }),
       long_url: `https://example.com/${hash}`,
       title: null,
       archived: false,
