@@ -2,6 +2,7 @@
 // every page's links, errors and cursors kept.
 import { expect } from 'chai';
 import { SourceError, type ImportSource, type ImportedLink, type SourcePage, type SourceRowError } from '../../src/imports/source.ts';
+import { importedLink } from '../../src/imports/sources/link-fields.ts';
 
 export interface Reading {
   links: ImportedLink[];
@@ -44,24 +45,7 @@ export async function failure(read: Promise<unknown>, kind: SourceError['kind'])
   return error as SourceError;
 }
 
-/** A link as a source gives it when the service has nothing but its id and destination. */
+/** A link as a source gives it when the service has nothing but its id and destination, plus `fields`. */
 export function bareLink(sourceId: string, url: string, fields: Partial<ImportedLink> = {}): ImportedLink {
-  return {
-    sourceId,
-    url,
-    domain: null,
-    slug: null,
-    title: null,
-    tags: [],
-    createdAt: null,
-    expiresAt: null,
-    expiredUrl: null,
-    password: null,
-    utm: null,
-    targeting: [],
-    ios: null,
-    android: null,
-    clicksTotal: null,
-    ...fields,
-  };
+  return { ...importedLink(sourceId, url), ...fields };
 }
