@@ -153,6 +153,21 @@ describe('import source: Dub (REST API)', () => {
     ]);
   });
 
+  it('stops, rather than skip a folder, when the link it would walk the folder from comes without an id', async () => {
+    server = await startDubServer({ token: TOKEN, links: [{ key: 'noid', id: undefined }, { key: 'ok' }] });
+    const error = await failure(readAll(createDubSource(options(server), sourceDeps())), 'remote');
+    expect(error.message).to.contain('without its id');
+  });
+
+  it('leaves the total unknown rather than count folder by folder in a workspace of many folders', async () => {
+    const folders = Array.from({ length: 11 }, (_, i) => `fld_${i}`);
+    server = await startDubServer({ token: TOKEN, links: unsorted.slice(0, 3), folders });
+    const reading = await readAll(createDubSource(options(server), sourceDeps()));
+    expect(reading.pages[0]!.total).to.equal(null);
+    expect(reading.links).to.have.length(3);
+    expect(server.requests.some((r) => r.path === '/links/count')).to.equal(false);
+  });
+
   it('refuses what it cannot use before any request: no key, an option Dub has no use for, a foreign cursor', async () => {
     server = await startDubServer({ token: TOKEN, links: unsorted });
     expect(() => createDubSource({ ...options(server), token: null }, sourceDeps())).to.throw('needs an API token');

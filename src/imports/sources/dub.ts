@@ -26,6 +26,8 @@ const PAGE_SIZE = 100;
 const FOLDERS_PAGE_SIZE = 50;
 /** The `folderId` that lists the links outside any folder. */
 const UNSORTED = 'unsorted';
+/** Counting the links takes one request a folder: beyond this many folders, the total is left unknown. */
+const MAX_COUNTED_FOLDERS = 10;
 /** Dub's own key for a domain's root redirect: not a short link of its own. */
 const ROOT_KEY = '_root';
 
@@ -83,7 +85,9 @@ export function createDubSource(options: SourceOptions, deps: SourceDeps): Impor
     }
   }
 
+  /** The links to read, for the progress bar; not counted (null) when that would take too many requests. */
   async function total(scopes: string[], signal: AbortSignal): Promise<number | null> {
+    if (scopes.length > MAX_COUNTED_FOLDERS) return null;
     let sum = 0;
     for (const folder of scopes) {
       const { answer, json } = await get('/links/count', { folderId: folder, showArchived: 'true' }, signal);
@@ -100,8 +104,10 @@ export function createDubSource(options: SourceOptions, deps: SourceDeps): Impor
     const nextFolder = (): DubState | null => (state.f.length > 1 ? { f: state.f.slice(1), s: 'pivot', p: null, a: [] } : null);
     if (state.s === 'pivot') {
       const rows = await readAfterAnchors('dub', [], () => list(folder, {}, 1, signal));
-      const pivot = rows.length > 0 ? idOf(rows[0]) : null;
-      if (pivot === null) return { rows, next: nextFolder() };
+      if (rows.length === 0) return { rows, next: nextFolder() };
+      const pivot = idOf(rows[0]);
+      // without the pivot's id the folder cannot be walked; skipping it silently would lose its links
+      if (pivot === null) throw new SourceError('remote', `dub listed the newest link of folder ${folder} without its id`);
       return { rows, next: { ...state, s: 'up', p: pivot, a: [pivot] } };
     }
     if (state.s === 'up') {

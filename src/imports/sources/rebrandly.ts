@@ -3,7 +3,8 @@
 //   `last` (the id of the last link fetched), `limit` (at most 25), `domain.fullName`.
 // - https://developers.rebrandly.com/docs/understanding-pagination: pages of at most 25, the next one after `last`
 //   in the same order, excluded.
-// - https://developers.rebrandly.com/docs/counting-your-links: `GET /v1/links/count`, `{ count }`.
+// - https://developers.rebrandly.com/docs/counting-your-links: `GET /v1/links/count`, `{ count }` (filters: `favourite`,
+//   `domain.id`; not the domain's name).
 // - https://developers.rebrandly.com/docs/link-entity: the link (`id`, `title`, `slashtag`, `destination`, `domain`
 //   { id, fullName }, `createdAt`, `clicks`...).
 // - https://developers.rebrandly.com/docs/workspaces and /docs/get-started: the `apikey` header; the `workspace`
@@ -69,7 +70,7 @@ export function createRebrandlySource(options: SourceOptions, deps: SourceDeps):
   }
 
   async function total(signal: AbortSignal): Promise<number | null> {
-    const { answer, json } = await get('/v1/links/count', filter, signal);
+    const { answer, json } = await get('/v1/links/count', {}, signal);
     if (answer.status !== 200) throw refusal(answer, json, 'counting the links');
     return isRow(json) ? count(json['count']) : null;
   }
@@ -78,7 +79,8 @@ export function createRebrandlySource(options: SourceOptions, deps: SourceDeps):
     kind: 'rebrandly',
     async page(cursor: string | null, signal: AbortSignal): Promise<SourcePage> {
       const anchors = cursor === null ? [] : decodeCursor('rebrandly', cursor, isRebrandlyState).a;
-      const size = cursor === null ? await total(signal) : null;
+      // Rebrandly counts by domain id, not by name: with a domain chosen, the total is left unknown
+      const size = cursor === null && domain === null ? await total(signal) : null;
       const rows = await readAfterAnchors('rebrandly', anchors, (last) => list(last, signal));
       const links: ImportedLink[] = [];
       const errors: SourceRowError[] = [];

@@ -3,8 +3,8 @@
 //   (desc, the default, or asc), `last`, `limit` (default and at most 25), `domain.id`, `domain.fullName`.
 // - https://developers.rebrandly.com/docs/understanding-pagination: the links after `last`, excluded, in the order
 //   asked.
-// - https://developers.rebrandly.com/docs/counting-your-links: `GET /v1/links/count` → `{ count }`; 403 "Invalid
-//   format" for a malformed parameter.
+// - https://developers.rebrandly.com/docs/counting-your-links: `GET /v1/links/count` → `{ count }`, filtered by
+//   `favourite` and `domain.id`; 403 "Invalid format" for a malformed parameter.
 // - https://developers.rebrandly.com/docs/link-entity: the link object.
 // - https://developers.rebrandly.com/docs/workspaces: the `workspace` header chooses a workspace, the main one when
 //   absent; https://developers.rebrandly.com/docs/troubleshooting: the `apikey` header, 401 otherwise, 429.
@@ -103,7 +103,7 @@ export async function startRebrandlyServer(options: RebrandlyServerOptions): Pro
         if (space === null) return notFound('workspace', String(request.headers['workspace']));
         if (request.method !== 'GET') return { status: 405, body: { code: 'MethodNotAllowed', message: 'Method not allowed' } };
         if (request.path === '/v1/links') return listLinks(space, request);
-        if (request.path === '/v1/links/count') return { status: 200, body: { count: filtered(space, request).length } };
+        if (request.path === '/v1/links/count') return { status: 200, body: { count: filtered(space, request, false).length } };
         return notFound('route', request.path);
       },
     },
@@ -115,8 +115,9 @@ export async function startRebrandlyServer(options: RebrandlyServerOptions): Pro
     return spaces.get(typeof header === 'string' ? header : '') ?? null;
   }
 
-  function filtered(space: Stored[], request: RecordedRequest): Stored[] {
-    const fullName = request.query.get('domain.fullName');
+  /** The links matching the filters; counting knows only `domain.id` (the counting page lists no other domain filter). */
+  function filtered(space: Stored[], request: RecordedRequest, byName = true): Stored[] {
+    const fullName = byName ? request.query.get('domain.fullName') : null;
     const domainId = request.query.get('domain.id');
     return space.filter((link) => (fullName === null || link.domainName === fullName) && (domainId === null || (link['domain'] as { id: string }).id === domainId));
   }
