@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SourceError, type SourceHttpAnswer } from '../../src/imports/source.ts';
 import { decodeCursor, encodeCursor } from '../../src/imports/sources/cursor.ts';
-import { countryTargeting, httpUrl, sourceDate, tagNames, utmOf } from '../../src/imports/sources/link-fields.ts';
+import { countryTargeting, httpUrl, sourceDate, tagNames, utmOf, UTM_NAMES } from '../../src/imports/sources/link-fields.ts';
 import { rateLimitWaitMs } from '../../src/imports/sources/rate-limit-headers.ts';
 import { ANCHOR_GONE, anchorsOf, readAfterAnchors } from '../../src/imports/sources/resume-anchors.ts';
 import { remoteOptions } from '../../src/imports/sources/source-options.ts';
@@ -58,8 +58,9 @@ describe('import sources: shared reading', () => {
   });
 
   it('keeps only the UTM parameters given, and none at all as null', () => {
-    expect(utmOf({ utm_source: 'news', utm_medium: null, utm_campaign: '', utm_term: undefined, utm_content: 'hero' })).to.deep.equal({ utm_source: 'news', utm_content: 'hero' });
-    expect(utmOf({ utm_source: null, utm_medium: null, utm_campaign: null, utm_term: null, utm_content: null })).to.equal(null);
+    expect(utmOf({ utm_source: 'news', utm_medium: null, utm_campaign: '', utm_content: 'hero' }, UTM_NAMES)).to.deep.equal({ utm_source: 'news', utm_content: 'hero' });
+    expect(utmOf({ utmSource: 'news', utm_source: 'ignored' }, { ...UTM_NAMES, utm_source: 'utmSource' })).to.deep.equal({ utm_source: 'news' });
+    expect(utmOf({ utm_source: null, utm_medium: 7 }, UTM_NAMES)).to.equal(null);
   });
 
   it('turns a country map into one targeting entry per destination, within our 50 countries an entry', () => {

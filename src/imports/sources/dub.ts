@@ -16,7 +16,7 @@ import type { ImportSource, ImportedLink, SourceDeps, SourceHttpAnswer, SourceOp
 import { SourceError } from '../source.ts';
 import { callRemoteJson } from './remote.ts';
 import { decodeCursor, encodeCursor, isStringArray } from './cursor.ts';
-import { count, countryTargeting, destinationProblem, httpUrl, importedLink, isRow, rowRef, sourceDate, tagNames, text, utmOf, type Row } from './link-fields.ts';
+import { count, countryTargeting, destinationProblem, httpUrl, importedLink, isRow, rowRef, sourceDate, tagNames, text, utmOf, UTM_NAMES, type Row } from './link-fields.ts';
 import { rateLimitWaitMs } from './rate-limit-headers.ts';
 import { ANCHOR_GONE, RESUME_ANCHORS, anchorsOf, readAfterAnchors } from './resume-anchors.ts';
 import { remoteOptions } from './source-options.ts';
@@ -172,13 +172,7 @@ function mapDubLink(row: unknown, index: number): ImportedLink | { error: Source
     expiresAt: sourceDate(fields['expiresAt']),
     expiredUrl: httpUrl(fields['expiredUrl']),
     password: text(fields['password']),
-    utm: utmOf({
-      utm_source: fields['utm_source'],
-      utm_medium: fields['utm_medium'],
-      utm_campaign: fields['utm_campaign'],
-      utm_term: fields['utm_term'],
-      utm_content: fields['utm_content'],
-    }),
+    utm: utmOf(fields, UTM_NAMES),
     targeting: countryTargeting(fields['geo']),
     ios: httpUrl(fields['ios']),
     android: httpUrl(fields['android']),

@@ -50,12 +50,15 @@ export function tagNames(value: unknown): string[] {
   return [...new Set(names)];
 }
 
-/** UTM parameters a service keeps apart from the destination, or null when it has none. */
-export function utmOf(values: Record<keyof Utm, unknown>): Utm | null {
+/** Our UTM parameters under their own names, for a service that uses the same ones (Dub). */
+export const UTM_NAMES: Readonly<Record<keyof Utm, string>> = { utm_source: 'utm_source', utm_medium: 'utm_medium', utm_campaign: 'utm_campaign', utm_term: 'utm_term', utm_content: 'utm_content' };
+
+/** UTM parameters a service keeps apart from the destination, read under the service's `names`; null when none. */
+export function utmOf(fields: Row, names: Readonly<Record<keyof Utm, string>>): Utm | null {
   const utm: Utm = {};
-  for (const [name, value] of Object.entries(values) as Array<[keyof Utm, unknown]>) {
-    const given = text(value);
-    if (given !== null) utm[name] = given;
+  for (const [ours, theirs] of Object.entries(names) as Array<[keyof Utm, string]>) {
+    const given = text(fields[theirs]);
+    if (given !== null) utm[ours] = given;
   }
   return Object.keys(utm).length > 0 ? utm : null;
 }

@@ -23,6 +23,8 @@ import { optionalParam, remoteOptions } from './source-options.ts';
 const DEFAULT_BASE_URL = 'https://api.short.io';
 const PAGE_SIZE = 100;
 const DOMAINS_PAGE_SIZE = 100;
+/** Short.io's names of the UTM parameters it keeps apart. */
+const SHORTIO_UTM = { utm_source: 'utmSource', utm_medium: 'utmMedium', utm_campaign: 'utmCampaign', utm_term: 'utmTerm', utm_content: 'utmContent' } as const;
 
 /** `domain`: one domain, by its id or its host name (default: every domain of the account). */
 export const SHORTIO_PARAMS = ['domain'] as const;
@@ -129,13 +131,7 @@ function mapShortioLink(row: unknown, index: number, host: string): ImportedLink
     expiresAt: sourceDate(fields['expiresAt']),
     expiredUrl: httpUrl(fields['expiredURL']),
     password,
-    utm: utmOf({
-      utm_source: fields['utmSource'],
-      utm_medium: fields['utmMedium'],
-      utm_campaign: fields['utmCampaign'],
-      utm_term: fields['utmTerm'],
-      utm_content: fields['utmContent'],
-    }),
+    utm: utmOf(fields, SHORTIO_UTM),
     ios: httpUrl(fields['iphoneURL']),
     android: httpUrl(fields['androidURL']),
   };
