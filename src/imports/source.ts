@@ -110,6 +110,8 @@ export interface SourceDeps {
   http: SourceHttp;
   /** Waits before a retry (a 429's Retry-After, backoff); tests pass one that records and returns at once. */
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The clock a source reads a rate limit's reset time against (a service whose limit resets on the minute); `Date.now` when absent. */
+  now?: () => number;
 }
 
 export interface ImportSource {

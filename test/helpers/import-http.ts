@@ -17,12 +17,16 @@ export const plainHttp: SourceHttp = async (request, signal) => {
   return { status: response.status, headers, body: await response.text() };
 };
 
-/** Source deps over real HTTP; `waits` lists every sleep the source asked for, in milliseconds. */
-export function sourceDeps(): SourceDeps & { waits: number[] } {
+/**
+ * Source deps over real HTTP; `waits` lists every sleep the source asked for, in milliseconds. `now` fixes the clock a
+ * source reads reset times against, so a wait computed from it is exact.
+ */
+export function sourceDeps(options: { now?: () => number } = {}): SourceDeps & { waits: number[] } {
   const waits: number[] = [];
   return {
     http: plainHttp,
     waits,
+    ...(options.now ? { now: options.now } : {}),
     sleep: (ms) => {
       waits.push(ms);
       return Promise.resolve();

@@ -87,6 +87,16 @@ describe('import sources: calling a service', () => {
     expect(waits).to.deep.equal([5000]);
   });
 
+  it('lets a service say that its 403 is not about credentials, and returns that answer to it', async () => {
+    const body = '{"code":"InvalidFormat","property":"limit"}';
+    const { deps, sent } = aService(anAnswer(403, {}, body));
+    const answer = await callRemote(deps, request, signal, { isAuthFailure: (a) => a.status === 401 });
+    expect(answer).to.deep.include({ status: 403, body });
+    expect(sent).to.have.length(1);
+    const refused = await callRemote(aService(anAnswer(401)).deps, request, signal, { isAuthFailure: (a) => a.status === 401 }).catch((e: unknown) => e);
+    expect((refused as SourceError).kind).to.equal('auth');
+  });
+
   it('returns other 4xx answers to the source, which knows what its service means by them', async () => {
     const { deps } = aService(anAnswer(404, {}, '{"message":"NOT_FOUND"}'));
     expect((await callRemote(deps, request, signal)).status).to.equal(404);

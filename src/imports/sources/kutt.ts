@@ -73,7 +73,7 @@ export function createKuttSource(options: SourceOptions, deps: SourceDeps): Impo
   return {
     kind: 'kutt',
     async page(cursorText, signal): Promise<SourcePage> {
-      const cursor = cursorText === null ? null : decodeCursor(CursorSchema, cursorText, 'Kutt');
+      const cursor = cursorText === null ? null : decodeCursor('kutt', cursorText, CursorSchema);
       const skip = cursor?.skip ?? 0;
       const start = Math.max(0, skip - OVERLAP);
       const { total, data } = await list(start, LIMIT, signal);
@@ -90,7 +90,7 @@ export function createKuttSource(options: SourceOptions, deps: SourceDeps): Impo
       const read = start + data.length;
       const anchor = idOf(data.at(-1));
       const last = data.length === 0 || read >= total || anchor === null;
-      return { links, errors, total, next: last ? null : encodeCursor(CursorSchema, { skip: read, anchor }) };
+      return { links, errors, total, next: last ? null : encodeCursor('kutt', { skip: read, anchor }) };
     },
   };
 }

@@ -36,7 +36,7 @@ export function tokenOf(options: SourceOptions, service: string, what: string): 
 export function checkParams(options: SourceOptions, service: string, known: readonly string[]): void {
   const unknown = Object.keys(options.params).filter((name) => !known.includes(name));
   if (unknown.length > 0) {
-    const accepted = known.length > 0 ? `it accepts ${known.join(', ')}` : 'it accepts none';
-    throw new SourceError('input', `${service} does not know the option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (${accepted})`);
+    const accepted = known.length > 0 ? `it takes ${known.join(', ')}` : 'it takes none';
+    throw new SourceError('input', `${service} has no option ${unknown.join(', ')} (${accepted})`);
   }
 }

@@ -18,6 +18,11 @@ export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 500, maxDe
 export interface RemoteCall {
   /** True when the answer means "slow down" for this service (default: status 429). */
   isRateLimited?: (answer: SourceHttpAnswer) => boolean;
+  /**
+   * True when the answer means the credentials were refused (default: 401 or 403). A service that answers 403 for
+   * something else (Rebrandly's invalid query parameters) says so here, and gets that answer back.
+   */
+  isAuthFailure?: (answer: SourceHttpAnswer) => boolean;
   /** Milliseconds the service asks to wait, or null (default: Retry-After in seconds or as an HTTP date). */
   waitOf?: (answer: SourceHttpAnswer, now: number) => number | null;
   retry?: RetryPolicy;
@@ -36,12 +41,13 @@ export function retryAfterMs(answer: SourceHttpAnswer, now: number): number | nu
 
 /**
  * Sends `request` until it gets an answer that is neither a rate limit nor a server error, or the attempts run out.
- * 401 and 403 (unless the service uses 403 for its rate limit) become `auth`; other 4xx are returned to the caller,
- * which knows what its service means by them.
+ * 401 and 403 (unless the service uses 403 for its rate limit or for something else) become `auth`; other 4xx are
+ * returned to the caller, which knows what its service means by them.
  */
 export async function callRemote(deps: SourceDeps, request: SourceHttpRequest, signal: AbortSignal, call: RemoteCall = {}): Promise<SourceHttpAnswer> {
   const policy = call.retry ?? DEFAULT_RETRY;
   const isRateLimited = call.isRateLimited ?? ((answer: SourceHttpAnswer) => answer.status === 429);
+  const isAuthFailure = call.isAuthFailure ?? ((answer: SourceHttpAnswer) => answer.status === 401 || answer.status === 403);
   const waitOf = call.waitOf ?? retryAfterMs;
   const now = call.now ?? Date.now;
   let lastProblem = '';
@@ -56,7 +62,7 @@ export async function callRemote(deps: SourceDeps, request: SourceHttpRequest, s
     if (answer) {
       const limited = isRateLimited(answer);
       if (!limited && answer.status < 500) {
-        if (answer.status === 401 || answer.status === 403) throw new SourceError('auth', `${hostOf(request.url)} refused the credentials (HTTP ${answer.status})`);
+        if (isAuthFailure(answer)) throw new SourceError('auth', `${hostOf(request.url)} refused the credentials (HTTP ${answer.status})`);
         return answer;
       }
       lastProblem = limited ? 'rate limited' : `HTTP ${answer.status}`;

@@ -136,7 +136,7 @@ export function createShlinkSource(options: SourceOptions, deps: SourceDeps): Im
   return {
     kind: 'shlink',
     async page(cursorText, signal): Promise<SourcePage> {
-      const cursor: Cursor = cursorText === null ? { since: null, seen: [], total: null } : decodeCursor(CursorSchema, cursorText, 'Shlink');
+      const cursor: Cursor = cursorText === null ? { since: null, seen: [], total: null } : decodeCursor('shlink', cursorText, CursorSchema);
       // Room for the whole group at the boundary plus a page of new ones, however Shlink orders the group.
       const size = cursor.seen.length + SHLINK_PAGE_SIZE;
       const { data, pagination } = await list(cursor, size, signal);
@@ -157,7 +157,7 @@ export function createShlinkSource(options: SourceOptions, deps: SourceDeps): Im
       const total = cursor.total ?? pagination.totalItems;
       const last = data.length < size || pagination.pagesCount <= pagination.currentPage;
       const since = step.groupStart === null ? cursor.since : rows[step.groupStart]!.dateCreated;
-      return { links, errors, total, next: last ? null : encodeCursor(CursorSchema, { since, seen: step.boundary.seen, total }) };
+      return { links, errors, total, next: last ? null : encodeCursor('shlink', { since, seen: step.boundary.seen, total }) };
     },
   };
 }

@@ -89,7 +89,7 @@ export function createYourlsSource(options: SourceOptions, deps: SourceDeps): Im
   return {
     kind: 'yourls',
     async page(cursorText, signal): Promise<SourcePage> {
-      const cursor: Cursor = cursorText === null ? { at: 0, key: null, seen: [] } : decodeCursor(CursorSchema, cursorText, 'YOURLS');
+      const cursor: Cursor = cursorText === null ? { at: 0, key: null, seen: [] } : decodeCursor('yourls', cursorText, CursorSchema);
       let start = Math.max(0, cursor.at - 1);
       let limit: number;
       let read: Stats;
@@ -116,7 +116,7 @@ export function createYourlsSource(options: SourceOptions, deps: SourceDeps): Im
         step.groupStart === null
           ? { ...cursor, at: start + read.count }
           : { at: start + read.rows[step.groupStart]!.position, key: step.boundary.key as string, seen: step.boundary.seen };
-      return { links, errors, total: read.total, next: read.count < limit ? null : encodeCursor(CursorSchema, next) };
+      return { links, errors, total: read.total, next: read.count < limit ? null : encodeCursor('yourls', next) };
     },
   };
 }
