@@ -103,9 +103,12 @@ export function billingRoutes(billing: BillingService): RouteSpec[] {
       operationId: 'refundPartnerPayment',
       tag: 'Partner billing',
       summary: 'Record a refund of (part of) a payment; payment.refunded carries the breakdown',
-      description: 'The platform fee is returned pro rata (rounded down); the rest is taken from the partner share. A refund made after the period was paid out is carried by the next payout.',
+      description:
+        'The platform fee is returned pro rata (rounded down); the rest is taken from the partner share. A refund made after the period was paid out is carried by the next payout. ' +
+        'Concurrent refunds of one payment are applied one after another (each on top of the others); 409 conflict only if the payment kept changing through every retry.',
       auth: write,
       body: RefundCreateSchema,
+      errors: ['conflict'],
       responses: [{ status: 201, description: 'The payment and the refund', schema: PaymentWithRefundSchema }],
       handler: async (ctx, { body, params }) => {
         ctx.status = 201;

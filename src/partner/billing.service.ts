@@ -33,6 +33,16 @@ export const SIGNATURE_TOLERANCE_S = 300;
 
 type StripeObject = Record<string, unknown>;
 
+/** Attempts of a refund recorded by hand while other refunds of the same payment commit (see recordRefund). */
+const REFUND_ATTEMPTS = 10;
+
+/** The payment's refunded amount moved between reading it and writing the refund: nothing was written. */
+class PaymentChangedError extends ConflictError {
+  constructor() {
+    super('The payment changed while the refund was being recorded (another refund of it); retry.');
+  }
+}
+
 export interface IngestResult {
   received: true;
   duplicate: boolean;
@@ -325,9 +335,25 @@ export class BillingService {
   /** Brings the payment's refunded amount up to `cumulative` (never down); null when nothing was left to add. */
   private async refundUpTo(partner: PartnerDoc, payment: PaymentDoc, cumulative: number, refundedAt: Date, source: 'stripe' | 'manual', session: ClientSession): Promise<RefundDoc | null> {
     const current = (await this.d.ledger.payments.findOne({ _id: payment._id }, { session })) ?? payment;
-    const target = Math.min(cumulative, current.gross);
-    const amount = target - current.refunded;
+    const amount = Math.min(cumulative, current.gross) - current.refunded;
     if (amount <= 0) return null;
+    return (await this.refundOnTop(partner, current, amount, refundedAt, source, session)).refund;
+  }
+
+  /**
+   * Refunds `amount` on top of what `current` says is refunded, written only if the payment still says so: a refund
+   * committed in between (reads in a transaction are not a snapshot everywhere) makes it a PaymentChangedError, and
+   * nothing is written.
+   */
+  private async refundOnTop(
+    partner: PartnerDoc,
+    current: PaymentDoc,
+    amount: number,
+    refundedAt: Date,
+    source: 'stripe' | 'manual',
+    session: ClientSession,
+  ): Promise<{ payment: PaymentDoc; refund: RefundDoc }> {
+    const target = current.refunded + amount;
     const split = splitRefund(current, current.refunded, amount);
     const refund: RefundDoc = {
       _id: newId('rfd'),
@@ -348,13 +374,13 @@ export class BillingService {
       { $set: { refunded: target, status } },
       { session, returnDocument: 'after' },
     );
-    if (!updated) throw new ConflictError('The payment changed while the refund was being recorded; retry.');
+    if (!updated) throw new PaymentChangedError();
     await this.d.ledger.refunds.insertOne(refund, { session });
     await this.d.events.append(
       { type: 'payment.refunded', workspaceId: current.workspace_id, partnerId: partner._id, data: { ...paymentView(updated), refund: refundView(refund) } },
       session,
     );
-    return refund;
+    return { payment: updated, refund };
   }
 
   /** A payment recorded by the partner (no processor): it moves the subscription like a paid invoice. */
@@ -389,20 +415,29 @@ export class BillingService {
     return paymentView(result.payment);
   }
 
+  /**
+   * A refund recorded by hand: `amount` on top of what the payment has refunded when it is read. Concurrent refunds of
+   * one payment are serialised by reading again and retrying (each attempt fails only because another refund
+   * committed); past REFUND_ATTEMPTS the answer is 409 conflict, never a partial write.
+   */
   async recordRefund(partnerId: string, paymentId: string, amount: number): Promise<{ payment: Payment; refund: ReturnType<typeof refundView> }> {
     const partner = await this.d.partners.findById(partnerId);
     if (!partner) throw new NotFoundError('partner');
-    const result = await inTransaction(this.d.client, async (session) => {
-      const payment = await this.d.ledger.findPayment(partnerId, paymentId, session);
-      if (!payment) throw new NotFoundError('payment');
-      const left = payment.gross - payment.refunded;
-      if (amount > left) throw new ValidationError([{ path: 'amount', message: `must be at most ${left}, what is left of the payment` }]);
-      const refund = await this.refundUpTo(partner, payment, payment.refunded + amount, this.now(), 'manual', session);
-      const updated = await this.d.ledger.findPayment(partnerId, paymentId, session);
-      return { payment: updated!, refund: refund! };
-    });
-    this.d.onEvent?.();
-    return { payment: paymentView(result.payment), refund: refundView(result.refund) };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await inTransaction(this.d.client, async (session) => {
+          const payment = await this.d.ledger.findPayment(partnerId, paymentId, session);
+          if (!payment) throw new NotFoundError('payment');
+          const left = payment.gross - payment.refunded;
+          if (amount > left) throw new ValidationError([{ path: 'amount', message: `must be at most ${left}, what is left of the payment` }]);
+          return this.refundOnTop(partner, payment, amount, this.now(), 'manual', session);
+        });
+        this.d.onEvent?.();
+        return { payment: paymentView(result.payment), refund: refundView(result.refund) };
+      } catch (error) {
+        if (!(error instanceof PaymentChangedError) || attempt >= REFUND_ATTEMPTS) throw error;
+      }
+    }
   }
 
   async getPayment(partnerId: string, id: string): Promise<Payment> {

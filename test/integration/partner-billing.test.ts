@@ -228,6 +228,26 @@ describe('partner billing: Stripe-format ingestion, ledger, payouts (api and wor
       expectInvalid(await call('POST', '/partner/payments', { client_id: 'ws_notmine000', amount: 1, currency: 'USD' }), 'client_id');
     });
 
+    it('ten parallel 100-unit refunds of a 1,000 payment all answer 201 (never 500), each in the ledger once', async () => {
+      const { id } = await aClient();
+      const payment = (await call('POST', '/partner/payments', { client_id: id, amount: 1000, currency: 'USD' })).body;
+      const replies = await Promise.all(Array.from({ length: 10 }, () => call('POST', `/partner/payments/${payment.id as string}/refunds`, { amount: 100 })));
+      // The ten fit the payment exactly, and an attempt is retried only when another of them committed: all ten land.
+      expect(replies.map((r) => r.status), JSON.stringify(replies.map((r) => r.body))).to.deep.equal(Array(10).fill(201));
+      const refunds = replies.map((r) => r.body.refund as Json);
+      for (const refund of refunds) expect(refund.amount).to.equal(100);
+      // Each answer saw its own cumulative amount: 100, 200, … 1000, once each.
+      const seen = replies.map((r) => (r.body.payment as Json).refunded as number).sort((a, b) => a - b);
+      expect(seen).to.deep.equal(Array.from({ length: 10 }, (_, i) => 100 * (i + 1)));
+      const row = await ledger().payments.findOne({ workspace_id: id });
+      expect(row).to.include({ refunded: 1000, status: 'refunded' });
+      const rows = await ledger().refunds.find({ payment_id: payment.id }).toArray();
+      expect(rows.map((r) => r._id).sort()).to.deep.equal(refunds.map((r) => r.id).sort());
+      expect(rows.reduce((sum, r) => sum + (r.amount as number), 0)).to.equal(1000);
+      // A further refund finds nothing left.
+      expectInvalid(await call('POST', `/partner/payments/${payment.id as string}/refunds`, { amount: 1 }), 'amount');
+    });
+
     it('payouts: computed once per closed period, a refund after a payout carried into the next, pending → paid once', async () => {
       // A partner of its own: the other tests' payments must not land in these payouts.
       partnerId = await tenants.aPartner();
