@@ -32,7 +32,10 @@ const INGEST_DESCRIPTION =
   'suspended, canceled → canceled); `customer.subscription.deleted`: canceled. Other types are acknowledged and ' +
   'ignored. A client is found by the object\'s `customer` (its billing_customer_id) or `metadata.linkplane_client_id`. ' +
   'Each event id is applied once (a retry answers 200 with `duplicate: true`); events may arrive in any order: money ' +
-  'is recorded whatever the order, and a state change older (by `created`) than the last applied is not applied.';
+  'is recorded whatever the order, and a state change older (by `created`) than the last applied is not applied. ' +
+  'A correctly signed event that is not an event object with `id`, `type`, `created` and `data.object`, or whose ' +
+  'amounts are not integer minor units from 0 to 10^12, or whose currency is not an ISO 4217 code (the list ' +
+  '`POST /conversions` accepts), is answered 200 with `outcome: "ignored: <reason>"` and changes nothing.';
 
 export function billingRoutes(billing: BillingService): RouteSpec[] {
   return [
