@@ -141,6 +141,12 @@ export interface Config {
     readonly graceDayMs: number;
     /** How often the worker looks for clients whose grace ran out and for periods to pay out. */
     readonly billingSweepMs: number;
+    /**
+     * Refused posts to the public Stripe ingestion URL (a forged, stale or missing signature, or a partner without a
+     * secret or unknown) counted per minute per source address and per partner; past either, refusals answer 429.
+     */
+    readonly ingestRefusedPerMinPerIp: number;
+    readonly ingestRefusedPerMinPerPartner: number;
   };
   /** Abuse reports: how many one address may file per minute (the form and the public endpoint together). */
   readonly reports: { readonly perMinute: number };
@@ -402,6 +408,8 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       platformFeeBps: r.int('PARTNER_PLATFORM_FEE_BPS', 500, 0, 10_000),
       graceDayMs: r.int('BILLING_GRACE_DAY_MS', 86_400_000, 1, 86_400_000),
       billingSweepMs: r.int('BILLING_SWEEP_INTERVAL_MS', 60_000, 10, 3_600_000),
+      ingestRefusedPerMinPerIp: r.int('BILLING_INGEST_REFUSED_PER_MIN_PER_IP', 20, 1, 100_000),
+      ingestRefusedPerMinPerPartner: r.int('BILLING_INGEST_REFUSED_PER_MIN_PER_PARTNER', 60, 1, 100_000),
     },
     reports: { perMinute: r.int('REPORT_RATE_LIMIT_PER_MIN', 5, 1, 10_000) },
     alerts: { evalIntervalMs: r.int('ALERT_EVAL_INTERVAL_MS', 60_000, 50, 3_600_000) },

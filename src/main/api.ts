@@ -139,6 +139,7 @@ export function buildApi(infra: Infra): ApiService {
     onEvent: () => infra.outbox.nudge(),
     logger,
     registry: metrics.registry,
+    refusals: { limiter: stores.rateLimiter, perIpPerMinute: config.partner.ingestRefusedPerMinPerIp, perPartnerPerMinute: config.partner.ingestRefusedPerMinPerPartner },
   });
 
   const links = new LinkService({
@@ -227,7 +228,11 @@ export function buildApi(infra: Infra): ApiService {
     ...webhookTestRoutes({ webhooks: stores.webhooks, nats }),
     ...conversionRoutes(conversions, config.conversions.clickWaitMs),
     ...partnerRoutes(partners),
-    ...billingRoutes(billing),
+    ...billingRoutes(billing, {
+      trustedProxyHops: config.redirect.trustedProxyHops,
+      refusedPerMinPerIp: config.partner.ingestRefusedPerMinPerIp,
+      refusedPerMinPerPartner: config.partner.ingestRefusedPerMinPerPartner,
+    }),
     ...reportRoutes(reports, { trustedProxyHops: config.redirect.trustedProxyHops, perMinute: config.reports.perMinute }),
     ...partnerDomainRoutes(customDomains, { partners: stores.partners, workspaces: stores.workspaces, defaultWorkspaceRatePerMinute: config.rateLimit.workspacePerMinute }),
     ...alertRoutes(new AlertService({ alerts: stores.alerts, links: stores.links }), config.alerts.evalIntervalMs),

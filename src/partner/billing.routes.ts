@@ -1,5 +1,5 @@
 import { route, type RouteSpec } from '../http/route-table.ts';
-import { InvalidRequestError } from '../platform/errors.ts';
+import { clientIp } from '../platform/client-ip.ts';
 import {
   IngestResultSchema,
   PaymentCreateSchema,
@@ -37,7 +37,7 @@ const INGEST_DESCRIPTION =
   'amounts are not integer minor units from 0 to 10^12, or whose currency is not an ISO 4217 code (the list ' +
   '`POST /conversions` accepts), is answered 200 with `outcome: "ignored: <reason>"` and changes nothing.';
 
-export function billingRoutes(billing: BillingService): RouteSpec[] {
+export function billingRoutes(billing: BillingService, options: { trustedProxyHops: number; refusedPerMinPerIp: number; refusedPerMinPerPartner: number }): RouteSpec[] {
   return [
     route({
       method: 'POST',
@@ -45,14 +45,17 @@ export function billingRoutes(billing: BillingService): RouteSpec[] {
       operationId: 'ingestStripeEvent',
       tag: 'Partner billing',
       summary: "A partner's processor events, in Stripe's webhook format (per-partner URL, signed, no API key)",
-      description: INGEST_DESCRIPTION,
+      description:
+        INGEST_DESCRIPTION +
+        ` Refusals (400, 503) are counted per source address and per partner id: past ${options.refusedPerMinPerIp} a minute from one ` +
+        `address, or ${options.refusedPerMinPerPartner} for one partner, they answer 429 \`rate_limited\` with Retry-After (a correctly signed ` +
+        'event is never held back). An unknown partner id is answered exactly like a partner without a secret: 503 `not_configured`.',
       auth: null,
-      errors: ['not_configured'],
+      errors: ['not_configured', 'rate_limited'],
       responses: [{ status: 200, description: 'Received (applied, ignored, or a duplicate)', schema: IngestResultSchema }],
       handler: async (ctx, { params }) => {
-        const raw = ctx.state.rawBody;
-        if (!raw || raw.length === 0) throw new InvalidRequestError('The event body is empty.');
-        ctx.body = await billing.ingestStripe(params.partner_id!, raw, ctx.get('Stripe-Signature') || undefined);
+        const source = clientIp(ctx.req.headers, ctx.req.socket.remoteAddress, options.trustedProxyHops) ?? 'unknown';
+        ctx.body = await billing.ingestStripe(params.partner_id!, ctx.state.rawBody, ctx.get('Stripe-Signature') || undefined, source);
       },
     }),
     route({

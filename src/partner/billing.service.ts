@@ -18,7 +18,8 @@ import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
 import { isCurrencyCode } from '../platform/money.ts';
 import { newId } from '../platform/ids.ts';
-import { ConflictError, InvalidRequestError, isDuplicateKey, NotConfiguredError, NotFoundError, ValidationError } from '../platform/errors.ts';
+import { AppError, ConflictError, InvalidRequestError, isDuplicateKey, NotConfiguredError, NotFoundError, RateLimitedError, ValidationError } from '../platform/errors.ts';
+import type { RateLimiter } from '../platform/rate-limiter.ts';
 import type { EventStore } from '../events/event.store.ts';
 import { inTransaction } from '../platform/mongo.ts';
 import { decodeCursor, pageOf, type Pagination } from '../http/cursor.ts';
@@ -66,6 +67,8 @@ export interface BillingServiceDeps {
   events: EventStore;
   /** Where an event that fails validation is logged (with its reason), and the registry its counter joins. */
   logger?: Logger;
+  /** Refused posts to the ingestion URL allowed per minute per source address and per partner (then 429). */
+  refusals?: { limiter: RateLimiter; perIpPerMinute: number; perPartnerPerMinute: number };
   registry?: Registry;
   onEvent?: () => void;
   now?: () => Date;
@@ -170,19 +173,21 @@ export class BillingService {
 
   // ----- processor events -----
 
-  /** Verifies the `Stripe-Signature` header with the official package, then applies the event once. */
-  async ingestStripe(partnerId: string, raw: Buffer, signature: string | undefined): Promise<IngestResult> {
-    const partner = await this.d.partners.findById(partnerId);
-    if (!partner) throw new NotFoundError('billing endpoint');
-    const secret = this.d.partnerService.stripeSecret(partner);
-    if (secret === null) throw new NotConfiguredError("This partner's Stripe ingestion (set stripe_endpoint_secret with PATCH /partner)");
-    let verified: unknown;
+  /**
+   * Verifies the `Stripe-Signature` header with the official package, then applies the event once. `source` is the
+   * client address: refusals are counted per address and per partner, and past either limit answer 429 (correct
+   * signatures are never held back, so a flood of forgeries cannot delay the processor's own deliveries).
+   */
+  async ingestStripe(partnerId: string, raw: Buffer | undefined, signature: string | undefined, source: string): Promise<IngestResult> {
+    let verified: { partner: PartnerDoc; body: unknown };
     try {
-      verified = Stripe.webhooks.constructEvent(raw, signature ?? '', secret, SIGNATURE_TOLERANCE_S);
+      verified = await this.verify(partnerId, raw, signature);
     } catch (error) {
-      throw new InvalidRequestError('The Stripe-Signature header does not verify (wrong secret, altered body, or older than 300 seconds).', { cause: error });
+      if (error instanceof AppError) await this.throttleRefusal(partnerId, source);
+      throw error;
     }
-    const checked = checkStripeEvent(verified);
+    const { partner } = verified;
+    const checked = checkStripeEvent(verified.body);
     if (!checked.ok) {
       // Acknowledged (a retry would carry the same bytes), so the processor stops sending it; nothing is recorded.
       this.refusedEvents.inc({ reason: checked.kind });
@@ -210,6 +215,35 @@ export class BillingService {
     }
     await this.afterCommit(work.applied);
     return { received: true, duplicate: false, outcome: work.outcome };
+  }
+
+  /**
+   * The partner and the verified body. An unknown partner is answered exactly like one without a secret (same
+   * status, same body), so the public URL does not tell which partner ids exist.
+   */
+  private async verify(partnerId: string, raw: Buffer | undefined, signature: string | undefined): Promise<{ partner: PartnerDoc; body: unknown }> {
+    const partner = await this.d.partners.findById(partnerId);
+    const secret = partner ? this.d.partnerService.stripeSecret(partner) : null;
+    if (!partner || secret === null) throw new NotConfiguredError("This partner's Stripe ingestion (set stripe_endpoint_secret with PATCH /partner)");
+    if (!raw || raw.length === 0) throw new InvalidRequestError('The event body is empty.');
+    try {
+      return { partner, body: Stripe.webhooks.constructEvent(raw, signature ?? '', secret, SIGNATURE_TOLERANCE_S) };
+    } catch (error) {
+      throw new InvalidRequestError('The Stripe-Signature header does not verify (wrong secret, altered body, or older than 300 seconds).', { cause: error });
+    }
+  }
+
+  /** Counts a refused post for its address and its partner id; past either window, the refusal becomes a 429. */
+  private async throttleRefusal(partnerId: string, source: string): Promise<void> {
+    const r = this.d.refusals;
+    if (!r) return;
+    // Any id is counted as given (bounded in length): unknown ids are throttled like known ones.
+    const [byIp, byPartner] = await Promise.all([
+      r.limiter.check(`billing-refused-ip:${source}`, r.perIpPerMinute),
+      r.limiter.check(`billing-refused-partner:${partnerId.slice(0, 64)}`, r.perPartnerPerMinute),
+    ]);
+    const wait = Math.max(byIp.allowed ? 0 : byIp.retryAfter, byPartner.allowed ? 0 : byPartner.retryAfter);
+    if (!byIp.allowed || !byPartner.allowed) throw new RateLimitedError(Math.max(1, wait));
   }
 
   private async applyEvent(partner: PartnerDoc, event: ProcessorEvent, session: ClientSession): Promise<Work> {

@@ -60,22 +60,32 @@ export function sign(payload: string, secret: string, timestamp?: number): strin
 
 export interface IngestReply {
   status: number;
+  /** The Retry-After header, when the answer has one. */
+  retryAfter?: string;
   body: { received?: boolean; duplicate?: boolean; outcome?: string; error?: { code: string; message: string } };
 }
 
 /** Posts an event as Stripe does: the exact bytes signed, with a `Stripe-Signature` header (or the one given). */
-export async function deliver(apiUrl: string, partnerId: string, event: StripeEvent, secret: string, options: { signature?: string; timestamp?: number } = {}): Promise<IngestReply> {
+export async function deliver(apiUrl: string, partnerId: string, event: StripeEvent, secret: string, options: DeliverOptions = {}): Promise<IngestReply> {
   return deliverPayload(apiUrl, partnerId, JSON.stringify(event), secret, options);
 }
 
+/** The signature to send instead of a correct one, the signing time, and extra headers (X-Forwarded-For, say). */
+export interface DeliverOptions {
+  signature?: string;
+  timestamp?: number;
+  headers?: Record<string, string>;
+}
+
 /** Posts any payload, correctly signed unless a signature is given: for bodies no processor would send. */
-export async function deliverPayload(apiUrl: string, partnerId: string, payload: string, secret: string, options: { signature?: string; timestamp?: number } = {}): Promise<IngestReply> {
+export async function deliverPayload(apiUrl: string, partnerId: string, payload: string, secret: string, options: DeliverOptions = {}): Promise<IngestReply> {
   const res = await fetch(`${apiUrl}/v1/billing/stripe/${partnerId}`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json; charset=utf-8', 'Stripe-Signature': options.signature ?? sign(payload, secret, options.timestamp) },
+    headers: { 'Content-Type': 'application/json; charset=utf-8', 'Stripe-Signature': options.signature ?? sign(payload, secret, options.timestamp), ...options.headers },
     body: payload,
   });
-  return { status: res.status, body: (await res.json()) as IngestReply['body'] };
+  const retryAfter = res.headers.get('retry-after');
+  return { status: res.status, ...(retryAfter === null ? {} : { retryAfter }), body: (await res.json()) as IngestReply['body'] };
 }
 
 export const ENDPOINT_SECRET = 'whsec_testsecretforlinkplanebillingxx';
