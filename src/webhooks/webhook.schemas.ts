@@ -18,7 +18,7 @@ const TargetUrl = Type.String({
   // Scheme letters in any case: the URI syntax makes them case-insensitive.
   pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
   maxLength: 2048,
-  description: 'Absolute http(s) URL receiving the POSTs; it must resolve to public addresses only (loopback, private, link-local, CGNAT and metadata addresses are refused)',
+  description: 'Absolute http(s) URL receiving the POSTs; it must resolve to globally routable unicast addresses only (loopback, private, link-local, CGNAT, metadata and every other IANA special-purpose range, such as benchmarking 198.18.0.0/15 or documentation, are refused; an IPv6 form carrying an IPv4 address is judged by it)',
 });
 const Events = Type.Array(EventTypeSchema, {
   minItems: 1,

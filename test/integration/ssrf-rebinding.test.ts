@@ -14,10 +14,13 @@ import type { ResolvedAddress, TargetOptions } from '../../src/platform/outbound
 
 /**
  * DNS rebinding: a name that answers a public address when checked and a loopback one when connected. The test DNS
- * server answers `localhost` with a public address (198.51.100.7, which nothing answers) the first time and 127.0.0.1
- * afterwards; the machine's own resolver answers 127.0.0.1 for it too. A client that checks with one resolution and
+ * server answers `localhost` with a public address the first time (PUBLIC: globally routable unicast, the only kind
+ * the check lets through, asked on a port nothing serves there, so no answer comes) and 127.0.0.1 afterwards; the machine's own resolver answers 127.0.0.1 for it too. A client that checks with one resolution and
  * connects after another reaches the receiver on 127.0.0.1; one that connects to the checked address never does.
  */
+/** example.com's former address: public unicast. (198.51.100.7, a documentation address, is refused by the check.) */
+const PUBLIC = '93.184.215.14';
+
 describe('SSRF: outbound requests connect to the address that was checked (real DNS server)', function () {
   this.timeout(30_000);
   let dns: TestDns;
@@ -48,7 +51,7 @@ describe('SSRF: outbound requests connect to the address that was checked (real 
   beforeEach(() => {
     hits.length = 0;
     dns.aAnswers.clear();
-    dns.zone.set('localhost', { A: ['198.51.100.7'], thenA: ['127.0.0.1'] });
+    dns.zone.set('localhost', { A: [PUBLIC], thenA: ['127.0.0.1'] });
   });
 
   it('a webhook delivery POST resolves once and never reaches the loopback address the name turns into', async () => {

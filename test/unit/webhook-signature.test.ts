@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
 import { signPayload, verifySignature } from '../../src/webhooks/signature.ts';
 import { assertPublicTarget, refusalOf, UnsafeTargetError } from '../../src/platform/outbound/ssrf.ts';
+import { outboundAgents, send, type OutboundError } from '../../src/platform/outbound/outbound.ts';
 import { SecretBox, newSigningSecret } from '../../src/webhooks/secret-box.ts';
 import { capBody } from '../../src/webhooks/delivery.store.ts';
 import { ConfigError, loadConfig } from '../../src/config/config.ts';
@@ -96,6 +97,37 @@ describe('webhook SSRF guard', () => {
     ['http://[2001:0:a00:1::1]/x', 'private address (10.0.0.1) in Teredo server form'],
     ['http://[::ffff:0:7f00:1]/x', 'loopback address (127.0.0.1) in SIIT form'],
     ['http://[::127.0.0.1]/x', 'reserved'],
+    // Special-purpose ranges (IANA registries): only globally routable unicast is a target.
+    ['http://198.18.0.1/x', 'benchmarking'],
+    ['http://198.19.255.254/x', 'benchmarking'],
+    ['http://192.0.0.170/x', 'IETF protocol'],
+    ['http://192.0.0.8/x', 'IETF protocol'],
+    ['http://192.0.2.1/x', 'documentation'],
+    ['http://198.51.100.7/x', 'documentation'],
+    ['http://203.0.113.9/x', 'documentation'],
+    ['http://192.88.99.1/x', '6to4 relay'],
+    ['http://255.255.255.255/x', 'broadcast'],
+    ['http://250.1.2.3/x', 'reserved'],
+    ['http://192.175.48.1/x', 'AS112'],
+    ['http://192.52.193.1/x', 'AMT'],
+    ['http://[2001:db8::1]/x', 'documentation'],
+    ['http://[3fff::1]/x', 'documentation'],
+    ['http://[2001:2::1]/x', 'benchmarking'],
+    ['http://[100::1]/x', 'discard'],
+    ['http://[fec0::1]/x', 'site-local'],
+    ['http://[2001:10::1]/x', 'ORCHID'],
+    ['http://[2001:20::1]/x', 'ORCHID'],
+    ['http://[5f00::1]/x', 'segment routing'],
+    ['http://[4000::1]/x', 'not global unicast'],
+    ['http://[::2]/x', 'reserved'],
+    // The same ranges in the other encodings of the table.
+    ['http://3323068417/x', 'benchmarking'],
+    ['http://0xc0.0.0.0xaa/x', 'IETF protocol'],
+    ['http://[::ffff:198.18.0.1]/x', 'benchmarking'],
+    ['http://[::ffff:c000:aa]/x', 'IETF protocol'],
+    ['http://[64:ff9b::c612:1]/x', 'benchmarking address (198.18.0.1) in NAT64 form'],
+    ['http://[2002:c000:aa::1]/x', 'IETF protocol assignment address (192.0.0.170) in 6to4 form'],
+    ['http://[::ffff:0:c612:1]/x', 'benchmarking address (198.18.0.1) in SIIT form'],
   ];
   for (const [url, reason] of refused) {
     it(`refuses ${url} as ${reason}`, async () => {
@@ -108,6 +140,30 @@ describe('webhook SSRF guard', () => {
       expect(e.details![0]!.message).to.contain(reason);
     });
   }
+
+  it('refuses each address of the table the same way when connecting: a literal, or a name that resolves to it', async () => {
+    const agents = outboundAgents({ allowPrivate: false });
+    try {
+      for (const [url, reason] of refused) {
+        const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+        const literal = await send(agents, { allowPrivate: false }, { method: 'POST', url, timeoutMs: 1000 }).then(() => null, (e: unknown) => e as OutboundError);
+        expect(literal?.kind, url).to.equal('refused');
+        expect(literal?.message, url).to.contain(reason);
+        // A name answering that address when the connection resolves it (DNS rebinding after the create-time check).
+        const lookup = () => Promise.resolve([{ address: host, family: host.includes(':') ? 6 : 4 }]);
+        const byName = outboundAgents({ allowPrivate: false, lookup });
+        try {
+          const named = await send(byName, { allowPrivate: false, lookup }, { method: 'POST', url: 'http://hooks.example/x', timeoutMs: 1000 }).then(() => null, (e: unknown) => e as OutboundError);
+          expect(named?.kind, url).to.equal('refused');
+          expect(named?.message, url).to.contain(reason);
+        } finally {
+          byName.http.destroy();
+        }
+      }
+    } finally {
+      agents.http.destroy();
+    }
+  });
 
   it('refuses localhost, whose addresses are loopback', async () => {
     const error = await assertPublicTarget('http://localhost:8080/hook', { allowPrivate: false }).then(() => null, (e: unknown) => e);
@@ -137,6 +193,10 @@ describe('webhook SSRF guard', () => {
     await assertPublicTarget('https://[2002:5db8:d70e::1]/hook', { allowPrivate: false });
     await assertPublicTarget('https://hooks.example/x', { allowPrivate: false, lookup: () => Promise.resolve([{ address: '8.8.8.8', family: 4 }]) });
     expect(refusalOf('100.128.0.1')).to.equal(null);
+    // Next to the special-purpose ranges, their neighbours are ordinary unicast.
+    for (const address of ['198.20.0.1', '198.17.255.255', '192.0.1.1', '192.0.3.1', '203.0.114.1', '2001:db9::1', '2600::1', '2a00:1450::1', '::ffff:93.184.215.14']) {
+      expect(refusalOf(address), address).to.equal(null);
+    }
   });
 
   it('allows private targets when configured to', async () => {

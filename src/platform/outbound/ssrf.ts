@@ -3,7 +3,7 @@
 // at delivery time, since DNS can change in between: deliveries and destination health checks connect through
 // outbound.ts, whose sockets resolve the name once, check every address, and connect only to a checked one.
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { ValidationError } from '../errors.ts';
 
@@ -28,38 +28,84 @@ export class UnsafeTargetError extends ValidationError {
   }
 }
 
-// One list per reason, so the refusal says which rule applied. BlockList matches IPv4-mapped IPv6 addresses
-// (::ffff:127.0.0.1, ::ffff:7f00:1) against the IPv4 ranges itself.
-const RANGES: ReadonlyArray<readonly [reason: string, ranges: ReadonlyArray<readonly [string, number, 'ipv4' | 'ipv6']>]> = [
-  ['a cloud metadata address', [['169.254.169.254', 32, 'ipv4'], ['fd00:ec2::254', 128, 'ipv6']]],
-  ['an unspecified address', [['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']]],
-  ['a loopback address', [['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']]],
-  ['a private address', [['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['fc00::', 7, 'ipv6']]],
-  ['a link-local address', [['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']]],
-  ['a shared (CGNAT) address', [['100.64.0.0', 10, 'ipv4']]],
-  ['a multicast address', [['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']]],
-  // 240/4 includes the broadcast address; ::/96 is the deprecated IPv4-compatible form (::127.0.0.1).
-  ['a reserved address', [['240.0.0.0', 4, 'ipv4'], ['::', 96, 'ipv6']]],
-];
+// Only globally routable unicast is a target: ipaddr.js classifies every address into the IANA special-purpose ranges
+// (RFC 6890 and successors) and calls the rest `unicast`, for IPv4 and IPv6 alike. These names say which range
+// refused an address; ipaddr.js's own `reserved` lumps several together, so those get a finer name here.
+const RANGE_NAMES: Readonly<Record<string, string>> = {
+  unspecified: 'an unspecified address',
+  broadcast: 'the broadcast address',
+  multicast: 'a multicast address',
+  linkLocal: 'a link-local address',
+  loopback: 'a loopback address',
+  carrierGradeNat: 'a shared (CGNAT) address',
+  private: 'a private address',
+  uniqueLocal: 'a private (unique local) address',
+  deprecatedSiteLocal: 'a site-local address',
+  discard: 'a discard-only address',
+  benchmarking: 'a benchmarking address',
+  as112: 'an AS112 (DNS sink) address',
+  as112v6: 'an AS112 (DNS sink) address',
+  amt: 'an AMT relay address',
+  deprecatedOrchid: 'an ORCHID (overlay identifier) address',
+  orchid2: 'an ORCHID (overlay identifier) address',
+  droneRemoteIdProtocolEntityTags: 'a drone remote ID (DET) address',
+  segmentRouting: 'a segment routing (SRv6) address',
+};
 
-const BLOCKS = RANGES.map(([reason, ranges]) => {
-  const list = new BlockList();
-  for (const [network, prefix, type] of ranges) list.addSubnet(network, prefix, type);
-  return { reason, list };
-});
+const RESERVED_NAMES: ReadonlyArray<readonly [ipaddr.IPv4 | ipaddr.IPv6, number, string]> = (
+  [
+    ['192.0.0.0/24', 'an IETF protocol assignment address'],
+    ['192.0.2.0/24', 'a documentation address'],
+    ['198.51.100.0/24', 'a documentation address'],
+    ['203.0.113.0/24', 'a documentation address'],
+    ['192.88.99.0/24', 'a 6to4 relay anycast address'],
+    ['198.18.0.0/15', 'a benchmarking address'],
+    ['2001:db8::/32', 'a documentation address'],
+    ['3fff::/20', 'a documentation address'],
+    ['2001::/23', 'an IETF protocol assignment address'],
+  ] as const
+).map(([cidr, name]) => [...ipaddr.parseCIDR(cidr), name] as const);
 
-/** Why an IP address is refused, or null when it is a public address. */
+/** Where a cloud provider answers instance credentials: named apart, as the most likely target of an attack. */
+const METADATA: ReadonlyArray<readonly [ipaddr.IPv4 | ipaddr.IPv6, number]> = ['169.254.169.254/32', 'fd00:ec2::254/128'].map((cidr) => ipaddr.parseCIDR(cidr));
+
+/** IPv6 ranges that carry an IPv4 address and reach that host (mapped, SIIT, NAT64, 6to4, Teredo): judged by it. */
+const TRANSITION_RANGES: ReadonlySet<string> = new Set(['ipv4Mapped', 'rfc6145', 'rfc6052', '6to4', 'teredo']);
+
+/** IPv6 global unicast (RFC 4291 2.4): everything outside it is reserved by IANA, whatever ipaddr.js calls it. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+
+function within(address: ipaddr.IPv4 | ipaddr.IPv6, [network, bits]: readonly [ipaddr.IPv4 | ipaddr.IPv6, number]): boolean {
+  return address.kind() === network.kind() && address.match(network, bits);
+}
+
+/**
+ * Why an IP address is refused as a target, or null when it is globally routable unicast. The one check of every
+ * address: webhook URLs when they are registered (assertPublicTarget) and every connection made to a customer's URL
+ * (outbound.ts: IP literals, and each address a name resolves to when the socket connects).
+ */
 export function refusalOf(address: string): string | null {
-  const family = isIP(address);
-  if (family === 0) return 'not an IP address';
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  const own = BLOCKS.find((block) => block.list.check(address, type))?.reason ?? null;
-  if (own !== null || family === 4) return own;
-  // An IPv6 address that carries an IPv4 one reaches that IPv4 host through a translator or tunnel: judged by it.
-  for (const { form, ipv4 } of embeddedIpv4(address)) {
-    const reason = refusalOf(ipv4);
-    if (reason !== null) return `${reason} (${ipv4}) in ${form} form`;
+  if (isIP(address) === 0) return 'not an IP address';
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(address);
+  } catch {
+    return 'not an IP address';
   }
+  if (METADATA.some((range) => within(parsed, range))) return 'a cloud metadata address';
+  const range = parsed.range();
+  if (parsed.kind() === 'ipv6' && TRANSITION_RANGES.has(range)) {
+    const embedded = range === 'ipv4Mapped' ? [{ form: 'IPv4-mapped', ipv4: (parsed as ipaddr.IPv6).toIPv4Address().toString() }] : embeddedIpv4(address);
+    for (const { form, ipv4 } of embedded) {
+      const reason = refusalOf(ipv4);
+      if (reason !== null) return `${reason} (${ipv4}) in ${form} form`;
+    }
+    return null;
+  }
+  if (range === 'reserved') return RESERVED_NAMES.find(([network, bits]) => within(parsed, [network, bits]))?.[2] ?? 'a reserved address';
+  if (range !== 'unicast') return RANGE_NAMES[range] ?? `a special-purpose address (${range})`;
+  // Outside 2000::/3 ipaddr.js still says `unicast` (unassigned space, and the deprecated IPv4-compatible ::/96).
+  if (parsed.kind() === 'ipv6' && !within(parsed, GLOBAL_UNICAST_V6)) return 'a reserved address, not global unicast (outside 2000::/3)';
   return null;
 }
 
@@ -70,7 +116,7 @@ const LOCAL_USE_PREFIX_LENGTHS = [48, 56, 64, 96];
  * The IPv4 addresses an IPv6 address embeds in the transition forms that route to IPv4 hosts: NAT64 (the well-known
  * 64:ff9b::/96, and the local-use 64:ff9b:1::/48 at every RFC 6052 prefix length, since the operator picks one),
  * 6to4 (2002::/16), Teredo (2001::/32: server and obfuscated client), SIIT (::ffff:0:0:0/96) and IPv4-compatible
- * (::/96). IPv4-mapped addresses (::ffff:0:0/96) are matched by BlockList itself.
+ * (::/96). IPv4-mapped addresses (::ffff:0:0/96) are read by ipaddr.js itself (see refusalOf).
  */
 export function embeddedIpv4(address: string): Array<{ form: string; ipv4: string }> {
   let bytes: number[];
