@@ -12,7 +12,7 @@ IMAGE ?= linkplane:dev
 run: deps ## Run Linkplane all-in-one (API :8080/v1, redirects :8081) on the embedded development database
 	node src/main/run.ts all-in-one
 
-operator: deps ## Run the custom-domains operator against $$KUBECONFIG (see README, "The operator")
+operator: deps ## Run the custom-domains operator against $$KUBECONFIG (see docs/kubernetes.md, "The operator")
 	node operator/main.ts
 
 test: deps ## The whole suite: type-check, lint, unit, integration (real NATS, MongoDB protocol, HTTP, helm)
