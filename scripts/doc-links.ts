@@ -44,9 +44,10 @@ export function anchorsOf(text: string): Set<string> {
 /** Every link and image target of a page, with the (1-based) line of the block it is in. */
 export function linksOf(text: string): Link[] {
   const links: Link[] = [];
+  let line = 1;
   for (const token of markdown.parse(text, {})) {
+    if (token.map) line = token.map[0] + 1; // a table cell's inline token has no map of its own: its row's holds
     if (token.type !== 'inline') continue;
-    const line = (token.map?.[0] ?? 0) + 1;
     for (const child of token.children ?? []) {
       const href = child.type === 'link_open' ? child.attrGet('href') : child.type === 'image' ? child.attrGet('src') : null;
       if (href !== null) links.push({ href: String(href), line });

@@ -45,11 +45,18 @@ describe('documentation link check', () => {
       '```',
       '',
       '[ref]: docs/concepts.md',
+      '',
+      '| page | what |',
+      '|---|---|',
+      '| [kube](docs/kubernetes.md) | chart |',
+      '| [dev](docs/development.md) | tests |',
     ].join('\n'));
     expect(links).to.deep.equal([
       { href: 'docs/api-guide.md#keys', line: 1 },
       { href: 'img/c.png', line: 1 },
       { href: 'docs/concepts.md', line: 3 },
+      { href: 'docs/kubernetes.md', line: 13 },
+      { href: 'docs/development.md', line: 14 },
     ]);
   });
 
