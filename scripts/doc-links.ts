@@ -112,10 +112,21 @@ export function check(root: string = ROOT, files: readonly string[] = documentat
   return problems;
 }
 
+/** Pages under docs/ that the index (docs/README.md) does not link to (a notice: the index is kept by hand). */
+export function unindexed(root: string = ROOT, files: readonly string[] = documentationFiles(root)): string[] {
+  const index = join(root, 'docs', 'README.md');
+  if (!existsSync(index)) return [];
+  const linked = new Set(linksOf(readFileSync(index, 'utf8'))
+    .filter(({ href }) => !/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith('#'))
+    .map(({ href }) => relative(root, resolve(dirname(index), decodeURI(href.split('#')[0]!)))));
+  return files.filter((f) => f.startsWith(`docs${sep}`) && f !== join('docs', 'README.md') && !linked.has(f));
+}
+
 function main(): void {
   const files = documentationFiles();
   const problems = check(ROOT, files);
   for (const p of problems) console.log(`${p.file}:${p.line}: ${p.href}: ${p.reason}`);
+  for (const f of unindexed(ROOT, files)) console.log(`notice: ${f} is not linked from docs/README.md (add it under "More pages")`);
   console.log(`doc-links: ${files.length} pages, ${problems.length} broken links`);
   if (problems.length > 0) process.exitCode = 1;
 }

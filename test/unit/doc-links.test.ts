@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { anchorsOf, check, documentationFiles, linksOf } from '../../scripts/doc-links.ts';
+import { anchorsOf, check, documentationFiles, linksOf, unindexed } from '../../scripts/doc-links.ts';
 
 /** A throwaway repository: path → file text. */
 function repo(files: Record<string, string>): string {
@@ -92,6 +92,18 @@ describe('documentation link check', () => {
       { file: 'docs/api.md', line: 5, href: '../README.md#configuration', reason: 'no heading or anchor "#configuration" in README.md' },
       { file: 'docs/api.md', line: 5, href: '../../elsewhere.md', reason: 'points outside the repository' },
     ]);
+  });
+
+  it('names the pages of docs/ the index does not link', () => {
+    const root = repo({
+      'README.md': '# Linkplane\n\n[docs](docs/README.md)',
+      'docs/README.md': '# Docs\n\n- [Concepts](concepts.md#processes)\n- [Bitly](importing/bitly.md)\n- [site](https://example.com/scaling.md)',
+      'docs/concepts.md': '# Concepts\n\n## Processes',
+      'docs/importing/bitly.md': '# Bitly',
+      'docs/importing/dub.md': '# Dub',
+      'docs/scaling.md': '# Scaling',
+    });
+    expect(unindexed(root)).to.deep.equal(['docs/importing/dub.md', 'docs/scaling.md']);
   });
 
   it('finds no broken link in the repository itself', () => {
