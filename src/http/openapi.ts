@@ -7,6 +7,7 @@ import { ErrorSchema } from './error-response.ts';
 import { ALL_SCOPES, SCOPE_AREAS, type Scope, type ScopeArea } from '../tenancy/scopes.ts';
 import { KEY_PREFIX } from '../tenancy/key.service.ts';
 import type { ErrorCode } from '../platform/errors.ts';
+import { MAX_JSON_DEPTH } from './json-depth.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -401,7 +402,8 @@ operation's scope 403 \`insufficient_scope\`. A resource of another tenant is 40
 ## Errors
 Every error answers \`{ "error": { "code", "message", "doc_url", "details"? } }\` (schema \`Error\`). Clients branch on \
 \`code\`: messages may change, codes never do; \`doc_url\` points to the code's documentation. A method the path does \
-not support is 405 \`invalid_request\` with \`Allow\`; a body over the size limit is 413 \`invalid_request\`. A request \
+not support is 405 \`invalid_request\` with \`Allow\`; a body over the size limit is 413 \`invalid_request\`; a JSON body \
+nesting objects and arrays deeper than ${MAX_JSON_DEPTH} levels (the outermost counts as one) is 400 \`invalid_request\`. A request \
 head (request line and headers) over 16 KiB is 431, a request not received within the request timeout (30 s by \
 default) 408, and one that is not HTTP 400, all \`invalid_request\` in the same envelope with \`X-Request-Id\`: \
 answered before the key is read, they carry no rate-limit headers. The same table is in \`x-error-codes\`.

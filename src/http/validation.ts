@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { ValidationError, type ErrorDetail } from '../platform/errors.ts';
+import { JsonTooDeepError, valueTooDeep } from './json-depth.ts';
 
 // ajv-formats is CommonJS with a default export; under NodeNext its callable sits on `.default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv };
@@ -26,6 +27,8 @@ function build<S extends TSchema>(ajv: Ajv, schema: S): Validator<Static<S>> {
   const known = typeof id === 'string' ? (ajv.getSchema<Static<S>>(id) as ValidateFunction<Static<S>> | undefined) : undefined;
   const validate: ValidateFunction<Static<S>> = known ?? ajv.compile<Static<S>>(schema);
   return (value, root = '') => {
+    // First, before anything recurses into the value: its depth bounds every walk that follows.
+    if (valueTooDeep(value)) throw new JsonTooDeepError();
     const illFormed = illFormedString(value, []);
     if (illFormed) throw new ValidationError([{ path: joinPath(root, illFormed) || '(body)', message: ILL_FORMED }]);
     if (validate(value)) return value;

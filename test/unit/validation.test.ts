@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { Type } from '@sinclair/typebox';
 import { bodyValidator, queryValidator } from '../../src/http/validation.ts';
-import { ValidationError } from '../../src/platform/errors.ts';
+import { InvalidRequestError, ValidationError } from '../../src/platform/errors.ts';
+import { MAX_JSON_DEPTH, jsonTextTooDeep } from '../../src/http/json-depth.ts';
 
 describe('validation details', () => {
   const schema = Type.Object(
@@ -72,5 +73,42 @@ describe('validation details', () => {
     expect(outer([{ n: 1 }])).to.deep.equal([{ n: 1 }]);
     expect(() => inner({ n: 4 })).to.throw(ValidationError);
     expect(inner({ n: 2 })).to.deep.equal({ n: 2 });
+  });
+});
+
+describe('nesting depth bound', () => {
+  /** `levels` arrays inside one another around 1, built without recursion. */
+  function nestedValue(levels: number): unknown {
+    let value: unknown = 1;
+    for (let i = 0; i < levels; i++) value = [value];
+    return value;
+  }
+
+  const validate = bodyValidator(Type.Object({ x: Type.Unknown() }, { additionalProperties: false }));
+
+  it('takes a value nested exactly to the bound', () => {
+    // The outer object is one level, the arrays inside it the rest.
+    expect(validate({ x: nestedValue(MAX_JSON_DEPTH - 1) })).to.have.property('x');
+  });
+
+  it('refuses one level more as an invalid request naming the bound, before any walk of the value', () => {
+    expect(() => validate({ x: nestedValue(MAX_JSON_DEPTH) }))
+      .to.throw(InvalidRequestError)
+      .with.property('message')
+      .that.contains(String(MAX_JSON_DEPTH));
+  });
+
+  it('refuses 100,000 levels without overflowing the stack', () => {
+    expect(() => validate({ x: nestedValue(100_000) })).to.throw(InvalidRequestError);
+  });
+
+  it('counts the depth of JSON text, brackets inside strings excepted', () => {
+    const text = (levels: number) => '['.repeat(levels) + '1' + ']'.repeat(levels);
+    expect(jsonTextTooDeep(text(MAX_JSON_DEPTH))).to.equal(false);
+    expect(jsonTextTooDeep(text(MAX_JSON_DEPTH + 1))).to.equal(true);
+    expect(jsonTextTooDeep('{"a":' + '{"b":'.repeat(MAX_JSON_DEPTH) + '1' + '}'.repeat(MAX_JSON_DEPTH + 1))).to.equal(true);
+    expect(jsonTextTooDeep(JSON.stringify({ s: '['.repeat(1000) + '\\"{' + '{'.repeat(1000) }))).to.equal(false);
+    // Siblings do not add up: depth is how far in, not how many.
+    expect(jsonTextTooDeep('[' + '[],'.repeat(1000) + '[]]')).to.equal(false);
   });
 });
