@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { Type } from '@sinclair/typebox';
+import { Nullable, StringEnum } from '../../src/platform/schema.ts';
 import { bodyValidator, queryValidator } from '../../src/http/validation.ts';
 import { InvalidRequestError, ValidationError } from '../../src/platform/errors.ts';
 import { MAX_JSON_DEPTH, jsonTextTooDeep } from '../../src/http/json-depth.ts';
@@ -110,5 +111,14 @@ describe('nesting depth bound', () => {
     expect(jsonTextTooDeep(JSON.stringify({ s: '['.repeat(1000) + '\\"{' + '{'.repeat(1000) }))).to.equal(false);
     // Siblings do not add up: depth is how far in, not how many.
     expect(jsonTextTooDeep('[' + '[],'.repeat(1000) + '[]]')).to.equal(false);
+  });
+});
+
+describe('nullable closed sets', () => {
+  it('takes null and each value of a nullable enum, and nothing else', () => {
+    const validate = bodyValidator(Type.Object({ interval: Nullable(StringEnum(['7d', '30d'] as const)) }, { additionalProperties: false }));
+    expect(validate({ interval: null })).to.deep.equal({ interval: null });
+    expect(validate({ interval: '7d' })).to.deep.equal({ interval: '7d' });
+    expect(() => validate({ interval: '8d' })).to.throw(ValidationError);
   });
 });
