@@ -70,12 +70,12 @@ function illFormedString(value: unknown, path: string[]): string[] | null {
   return null;
 }
 
-// The text forms a query value takes for each JSON type: plain decimal digits for an integer (no blanks, exponent,
-// hex or sign other than "-"), a decimal fraction for a number, `true`/`false` for a boolean. Anything else stays a
-// string, and the schema refuses it with its own message.
+// The text forms a query value takes for each JSON type: an integer as JSON writes it (decimal digits, no leading
+// zero, no blanks, exponent, hex or sign other than "-"), a decimal fraction for a number, `true`/`false` for a
+// boolean. Anything else stays a string, and the schema refuses it with its own message.
 const QUERY_FORMS: Record<string, { form: RegExp; convert: (text: string) => unknown }> = {
-  integer: { form: /^-?[0-9]{1,16}$/, convert: Number },
-  number: { form: /^-?[0-9]{1,16}(?:\.[0-9]{1,16})?$/, convert: Number },
+  integer: { form: /^-?(?:0|[1-9][0-9]{0,15})$/, convert: Number },
+  number: { form: /^-?(?:0|[1-9][0-9]{0,15})(?:\.[0-9]{1,16})?$/, convert: Number },
   boolean: { form: /^(?:true|false)$/, convert: (text) => text === 'true' },
 };
 

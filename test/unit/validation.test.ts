@@ -52,7 +52,8 @@ describe('validation details', () => {
   it('takes only plain decimal digits for an integer query value, and true/false for a boolean', () => {
     const q = queryValidator(Type.Object({ limit: Type.Optional(Type.Integer()), on: Type.Optional(Type.Boolean()) }));
     expect(q({ limit: '-12', on: 'false' })).to.deep.equal({ limit: -12, on: false });
-    for (const limit of [' 5', '5 ', '1e2', '0x10', '+5', '5.0', '', '0b1']) {
+    expect(q({ limit: '0' })).to.deep.equal({ limit: 0 });
+    for (const limit of [' 5', '5 ', '1e2', '0x10', '+5', '5.0', '', '0b1', '010', '00', '-01']) {
       expect(() => q({ limit }), JSON.stringify(limit)).to.throw(ValidationError);
     }
     for (const on of ['1', 'TRUE', 'yes', '']) expect(() => q({ on }), JSON.stringify(on)).to.throw(ValidationError);
