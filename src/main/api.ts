@@ -8,7 +8,7 @@ import { observe } from '../http/observe.ts';
 import { errorEnvelope } from '../http/errors.ts';
 import { transportErrorBody } from '../http/error-response.ts';
 import { opsEndpoints } from '../http/ops.ts';
-import { gate } from '../http/gate.ts';
+import { chargeMore, gate } from '../http/gate.ts';
 import { jsonBody } from '../http/body.ts';
 import { idempotency } from '../http/idempotency.ts';
 import { mount, type RouteSpec } from '../http/route-table.ts';
@@ -233,7 +233,7 @@ export function buildApi(infra: Infra): ApiService {
     ...partnerAnalyticsRoutes(analytics, { partners: stores.partners, workspaces: stores.workspaces, defaultWorkspaceRatePerMinute: config.rateLimit.workspacePerMinute }),
   ];
   // The tool server's tools are the operations of the finished table, read on its first request.
-  routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0' }));
+  routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0', chargeMore: chargeMore(stores.rateLimiter) }));
   // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.
   routes.push(
     ...openApiRoutes(() =>
