@@ -137,6 +137,8 @@ export function buildApi(infra: Infra): ApiService {
     subscriptions,
     events: stores.events,
     onEvent: () => infra.outbox.nudge(),
+    logger,
+    registry: metrics.registry,
   });
 
   const links = new LinkService({
