@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EMPTY_BLOCKLIST, mergeBlocklists, normaliseHost, parseBlocklist, type Blocklist } from './link-safety.ts';
@@ -81,6 +82,12 @@ export interface Config {
     readonly passwordAttemptWindowMs: number;
     /** Clicks held in memory while NATS is unreachable; beyond it the oldest are dropped (and counted). */
     readonly clickBufferMax: number;
+    /**
+     * Where clicks beyond the buffer wait on local disk while NATS is unreachable (CLICK_SPOOL_DIR; `none`: no
+     * spool, they are dropped), and how much of it they may fill (CLICK_SPOOL_MAX_MB).
+     */
+    readonly clickSpoolDir: string | null;
+    readonly clickSpoolMaxBytes: number;
     /** How often rotator click counts and destination health are re-read from MongoDB. */
     readonly counterRefreshMs: number;
     /**
@@ -380,6 +387,8 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       passwordMaxAttempts: r.int('PASSWORD_MAX_ATTEMPTS', 5, 1, 1_000),
       passwordAttemptWindowMs: r.int('PASSWORD_ATTEMPT_WINDOW_MS', 900_000, 1_000, 86_400_000),
       clickBufferMax: r.int('CLICK_BUFFER_MAX', 100_000, 1, 10_000_000),
+      clickSpoolDir: ((dir) => (dir === 'none' ? null : dir))(r.string('CLICK_SPOOL_DIR', join(tmpdir(), 'linkplane-click-spool'))),
+      clickSpoolMaxBytes: r.int('CLICK_SPOOL_MAX_MB', 1024, 1, 1_048_576) * 1_048_576,
       counterRefreshMs: r.int('COUNTER_REFRESH_MS', 2_000, 50, 600_000),
       accessLogClicks: r.boolean('REDIRECT_ACCESS_LOG_CLICKS', false),
     },
