@@ -6,6 +6,7 @@ import { CommandError, toCommandError } from '../errors.ts';
 import { queryEntries } from '../query.ts';
 import { computeUpdate, isOperatorUpdate, validateUpdate } from '../update.ts';
 import { rawUpdate } from '../raw-update.ts';
+import { checkArrayFilters } from '../update-checks.ts';
 import { isPlainObject, toNumber, type Doc } from '../values.ts';
 import { collectionName, optionalDoc, readable, writable, type CommandContext, type Handler } from './context.ts';
 
@@ -91,6 +92,7 @@ function update(ctx: CommandContext): Doc {
     if (multi && !Array.isArray(u) && !isOperatorUpdate(u)) throw new CommandError('FailedToParse', 'multi update is not supported for replacement-style update');
     const q = optionalDoc(stmt.q, 'q') ?? {};
     const arrayFilters = Array.isArray(stmt.arrayFilters) ? (stmt.arrayFilters as Doc[]) : undefined;
+    checkArrayFilters(u, arrayFilters);
     const existing = readable(ctx, coll);
     const matched = queryEntries(existing, q, multi ? {} : { limit: 1, sort: optionalDoc(stmt.sort, 'sort') });
     if (matched.length === 0) {
@@ -163,6 +165,7 @@ function findAndModify(ctx: CommandContext): Doc {
     if (cmd.update === undefined) throw new CommandError('FailedToParse', 'Either an update or remove=true must be specified');
     const u = validateUpdate(cmd.update);
     const arrayFilters = Array.isArray(cmd.arrayFilters) ? (cmd.arrayFilters as Doc[]) : undefined;
+    checkArrayFilters(u, arrayFilters);
     if (matched) {
       existing!.claim(matched);
       const outcome = computeUpdate(matched.doc, matched.view, u, query, arrayFilters);
