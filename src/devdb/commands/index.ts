@@ -8,6 +8,7 @@ import { adminCommands } from './admin.ts';
 import type { Handler, ServerState } from './context.ts';
 import { ddlCommands } from './ddl.ts';
 import { readCommands } from './read.ts';
+import { refuseUnsupported } from './refusals.ts';
 import { writeCommands } from './write.ts';
 
 const handlers = new Map<string, Handler>(Object.entries({ ...adminCommands, ...ddlCommands, ...readCommands, ...writeCommands }));
@@ -32,6 +33,7 @@ export function runCommand(state: ServerState, cmd: Doc, connectionId: number, d
     const handler = name === undefined ? undefined : (handlers.get(name) ?? byLowerCase.get(name.toLowerCase()));
     if (!handler) throw new CommandError('CommandNotFound', `no such command: '${name ?? ''}'`);
     txn = transactionFor(state, name!, cmd);
+    refuseUnsupported(state, db, name!, cmd);
     const reply = handler({ state, db, cmd, connectionId, txn });
     // MongoDB aborts a transaction whose statement failed; later statements see NoSuchTransaction.
     if (txn && Array.isArray(reply.writeErrors) && reply.writeErrors.length > 0) txn.abort();
