@@ -12,7 +12,7 @@ import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/Netw
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IPrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
-import { CHART, PROMETHEUS_OPERATOR, RELEASE, configOf, find, helm, one, render, validate, type K8sObject } from '../helpers/chart.ts';
+import { CHART, PROMETHEUS_OPERATOR, RELEASE, configOf, find, helm, one, render, validate, type K8sObject, WITH_SECRET_KEY } from '../helpers/chart.ts';
 import { DASHBOARDS_DIR, RULES_FILE } from '../../scripts/monitoring/generate.ts';
 import { RUNBOOK_URL } from '../../scripts/monitoring/rules.ts';
 
@@ -240,7 +240,7 @@ describe('Helm chart values matrix (charts/linkplane/ci)', function () {
     async function renderWith(name: string, values: string) {
       const file = path.join(directory, name);
       await writeFile(file, values);
-      return helm('template', RELEASE, CHART, '--values', file);
+      return helm('template', RELEASE, CHART, ...WITH_SECRET_KEY, '--values', file);
     }
 
     it('declares every value of values.yaml, and closes every object it declares', async () => {

@@ -24,7 +24,7 @@ import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisrup
 import type { IServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import type { IClusterIssuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1/ClusterIssuer';
 import type { IServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
-import { CHART, NAMESPACE, RELEASE, configOf, find, helm, one, render, validate, type HelmResult, type K8sObject } from '../helpers/chart.ts';
+import { CHART, NAMESPACE, RELEASE, configOf, find, helm, one, render, validate, type HelmResult, type K8sObject, TEST_SECRET_KEY, WITH_SECRET_KEY } from '../helpers/chart.ts';
 
 // ajv-formats is CommonJS: under Node's ESM loader its function is the default export's `default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv };
@@ -232,7 +232,7 @@ describe('Helm chart charts/linkplane', function () {
       const secret = one<ISecret>(defaults, 'Secret').data ?? {};
       assert.deepEqual(Object.keys(secret).sort(), SECRET_KEYS);
       assert.equal(decode(secret.MONGODB_URI), 'mongodb://mongodb:27017');
-      assert.match(decode(secret.SECRET_KEY), /^[A-Za-z0-9]{64}$/);
+      assert.equal(decode(secret.SECRET_KEY), TEST_SECRET_KEY);
     });
 
     it('hands both to every process', function () {
@@ -283,7 +283,7 @@ describe('Helm chart charts/linkplane', function () {
 
   describe('invalid values', function () {
     async function renderWith(name: string, values: string): Promise<HelmResult> {
-      return helm('template', RELEASE, CHART, '--values', await valuesFile(name, values));
+      return helm('template', RELEASE, CHART, ...WITH_SECRET_KEY, '--values', await valuesFile(name, values));
     }
 
     it('rejects a replica count that is not a number (schema)', async function () {
@@ -509,7 +509,7 @@ describe('Helm chart charts/linkplane', function () {
     });
 
     it('refuses a ClusterIssuer without an ACME e-mail', async function () {
-      const result = await helm('template', RELEASE, CHART, '--set', 'certManager.clusterIssuer.create=true');
+      const result = await helm('template', RELEASE, CHART, ...WITH_SECRET_KEY, '--set', 'certManager.clusterIssuer.create=true');
       assert.notEqual(result.code, 0);
       assert.match(result.stderr, /certManager\.clusterIssuer\.email is required/);
     });
@@ -525,7 +525,7 @@ describe('Helm chart charts/linkplane', function () {
     });
 
     it('refuses domains without a CNAME or A target to give customers', async function () {
-      const result = await helm('template', RELEASE, CHART, '--set', 'domains.cnameTarget=');
+      const result = await helm('template', RELEASE, CHART, ...WITH_SECRET_KEY, '--set', 'domains.cnameTarget=');
       assert.notEqual(result.code, 0);
       assert.match(result.stderr, /domains\.enabled needs domains\.cnameTarget or domains\.aTargets/);
     });
