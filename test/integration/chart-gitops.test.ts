@@ -2,12 +2,21 @@
 // invent a new SECRET_KEY, and a render against a cluster keeps the key that is already there. The cluster is the
 // in-process Kubernetes API server; helm reaches it over plain http, without credentials.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import Koa from 'koa';
 import { loadAll } from 'js-yaml';
+import { Registry } from 'prom-client';
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import type { IPod } from 'kubernetes-models/v1/Pod';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
-import { CHART, NAMESPACE, RELEASE, helm, type K8sObject } from '../helpers/chart.ts';
+import type { IService } from 'kubernetes-models/v1/Service';
+import { opsEndpoints } from '../../src/http/ops.ts';
+import { CHART, NAMESPACE, RELEASE, WITH_SECRET_KEY, find, helm, one, render, validate, type K8sObject } from '../helpers/chart.ts';
 import { startKubeApiServer, type KubeApiServer, type KubeObject } from '../helpers/kube-apiserver.ts';
 
 const SECRET = `${RELEASE}-linkplane`;
@@ -100,6 +109,146 @@ describe('Helm chart under GitOps and upgrades', function () {
       cluster.create('Secret', installedSecret({ SECRET_KEY: Buffer.from('o'.repeat(64)).toString('base64') }));
       const rotated = await renderAgainstCluster('--set', `secrets.secretKey=${'n'.repeat(64)}`);
       assert.equal(decode(rotated?.data?.SECRET_KEY), 'n'.repeat(64));
+    });
+  });
+
+  describe('rollouts', function () {
+    let defaults: K8sObject[];
+    before(async function () {
+      defaults = await render();
+    });
+    const processes = ['api', 'redirect', 'worker'] as const;
+    const podOf = (objects: K8sObject[], component: string) => one<IDeployment>(objects, 'Deployment', component).spec!.template.spec!;
+
+    it('keep serving for the preStop wait, then drain within the grace period', async function () {
+      for (const component of processes) {
+        const pod = podOf(defaults, component);
+        assert.deepEqual(pod.containers[0]!.lifecycle, { preStop: { exec: { command: ['sleep', '5'] } } });
+        // 5 s of preStop plus the 25 s SHUTDOWN_TIMEOUT_MS fit in the 35 s grace period.
+        assert.equal(pod.terminationGracePeriodSeconds, 35);
+      }
+      const native = await render('--set', 'preStop.action=sleep,preStop.sleepSeconds=8,terminationGracePeriodSeconds=40');
+      assert.deepEqual(podOf(native, 'redirect').containers[0]!.lifecycle, { preStop: { sleep: { seconds: 8 } } });
+      const none = await render('--set', 'preStop.sleepSeconds=0');
+      assert.equal(podOf(none, 'api').containers[0]!.lifecycle, undefined);
+      const tooLong = await helm('template', RELEASE, CHART, ...WITH_SECRET_KEY, '--set', 'preStop.sleepSeconds=10');
+      assert.notEqual(tooLong.code, 0);
+      assert.match(tooLong.stderr, /preStop\.sleepSeconds \(10s\) plus config\.shutdownTimeoutMs \(25000ms\) must be shorter than terminationGracePeriodSeconds \(35s\)/);
+    });
+
+    it('keep a bounded revision history, and take a priority class, extra env and volumes, and an image digest', async function () {
+      for (const deployment of find<IDeployment>(defaults, 'Deployment')) {
+        assert.equal(deployment.spec!.revisionHistoryLimit, 5, deployment.metadata!.name);
+        assert.equal(deployment.spec!.template.spec!.priorityClassName, undefined);
+      }
+      const digest = `sha256:${'ab'.repeat(32)}`;
+      const file = path.join(directory, 'operators.yaml');
+      await writeFile(file, [
+        'priorityClassName: linkplane-critical',
+        'revisionHistoryLimit: 2',
+        `image:\n  repository: registry.example.com/linkplane\n  tag: "1.2.3"\n  digest: "${digest}"`,
+        'extraEnv:\n  - name: NODE_EXTRA_CA_CERTS\n    value: /etc/ca/ca.crt\n  - name: LOG_LEVEL\n    valueFrom:\n      configMapKeyRef: {name: overrides, key: level}',
+        'extraVolumes:\n  - name: ca\n    configMap: {name: corporate-ca}',
+        'extraVolumeMounts:\n  - name: ca\n    mountPath: /etc/ca\n    readOnly: true',
+      ].join('\n') + '\n');
+      const objects = await render('--values', file);
+      for (const object of objects) validate(object);
+      for (const deployment of find<IDeployment>(objects, 'Deployment')) {
+        const pod = deployment.spec!.template.spec!;
+        assert.equal(deployment.spec!.revisionHistoryLimit, 2);
+        assert.equal(pod.priorityClassName, 'linkplane-critical');
+        assert.equal(pod.containers[0]!.image, `registry.example.com/linkplane@${digest}`);
+      }
+      for (const component of processes) {
+        const pod = podOf(objects, component);
+        const env = pod.containers[0]!.env ?? [];
+        assert.deepEqual(env.slice(-2), [
+          { name: 'NODE_EXTRA_CA_CERTS', value: '/etc/ca/ca.crt' },
+          { name: 'LOG_LEVEL', valueFrom: { configMapKeyRef: { name: 'overrides', key: 'level' } } },
+        ]);
+        assert.deepEqual(pod.volumes?.map((v) => v.name), ['tmp', 'ca']);
+        assert.deepEqual(pod.containers[0]!.volumeMounts?.at(-1), { name: 'ca', mountPath: '/etc/ca', readOnly: true });
+      }
+      for (const pod of find<IPod>(objects, 'Pod')) assert.equal(pod.spec!.priorityClassName, 'linkplane-critical');
+      const wrong = await helm('template', RELEASE, CHART, ...WITH_SECRET_KEY, '--set', 'image.digest=latest');
+      assert.notEqual(wrong.code, 0);
+      assert.match(wrong.stderr, /\/image\/digest/);
+    });
+  });
+
+  describe('helm test', function () {
+    let objects: K8sObject[];
+    before(async function () {
+      objects = await render('--set', 'networkPolicy.enabled=true', '--values', await valuesWith('traffic.yaml',
+        'networkPolicy:\n  trafficFrom:\n    - namespaceSelector:\n        matchLabels: {kubernetes.io/metadata.name: ingress-nginx}\n'));
+    });
+
+    async function valuesWith(name: string, text: string): Promise<string> {
+      const file = path.join(directory, name);
+      await writeFile(file, text);
+      return file;
+    }
+
+    const testPods = (): IPod[] => find<IPod>(objects, 'Pod');
+    const envOf = (pod: IPod, name: string): string => pod.spec!.containers[0]!.env!.find((e) => e.name === name)!.value!;
+
+    it('has one hook pod per process Service, pointed at its /readyz, that no Service selects', function () {
+      const services = find<IService>(objects, 'Service').filter((s) => s.metadata!.labels?.['app.kubernetes.io/component'] !== 'operator');
+      assert.equal(services.length, 3);
+      const urls = testPods().map((pod) => envOf(pod, 'READYZ_URL')).sort();
+      assert.deepEqual(urls, services.map((s) => `http://${s.metadata!.name}.${NAMESPACE}.svc:${s.spec!.ports![0]!.port}/readyz`).sort());
+      for (const pod of testPods()) {
+        assert.partialDeepStrictEqual(pod.metadata!.annotations, { 'helm.sh/hook': 'test', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
+        assert.equal(pod.spec!.restartPolicy, 'Never');
+        assert.equal(pod.spec!.containers[0]!.image, 'linkplane:0.1.0');
+        assert.partialDeepStrictEqual(pod.spec!.containers[0]!.securityContext, { readOnlyRootFilesystem: true, runAsNonRoot: true });
+        for (const service of find<IService>(objects, 'Service')) {
+          const selector = Object.entries(service.spec!.selector ?? {});
+          assert.ok(!selector.every(([key, value]) => pod.metadata!.labels?.[key] === value), `${service.metadata!.name} selects ${pod.metadata!.name}`);
+        }
+      }
+      // With the NetworkPolicies on, every process Service that admits only some peers admits the test pods too.
+      const policies = find<INetworkPolicy>(objects, 'NetworkPolicy').filter((p) => p.spec!.ingress![0]!.from !== undefined && p.metadata!.labels?.['app.kubernetes.io/component'] !== 'operator');
+      assert.deepEqual(policies.map((p) => p.metadata!.labels?.['app.kubernetes.io/component']).sort(), ['api', 'redirect']);
+      for (const policy of policies) {
+        assert.ok(policy.spec!.ingress![0]!.from!.some((peer) => peer.podSelector?.matchLabels?.['app.kubernetes.io/component'] === 'test'), policy.metadata!.name);
+      }
+    });
+
+    it("runs its command: passes on a ready /readyz, fails on a 503 or when nothing answers", async function () {
+      // The processes' own /readyz handler, with dependencies that answer or not.
+      let checks = { mongodb: true, nats: true };
+      const app = new Koa();
+      app.use(opsEndpoints(new Registry(), () => Promise.resolve(checks)));
+      const server = app.listen(0, '127.0.0.1');
+      await new Promise<void>((resolve) => server.once('listening', resolve));
+      const local = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      try {
+        for (const pod of testPods()) {
+          const container = pod.spec!.containers[0]!;
+          assert.equal(container.command![0], 'node');
+          // What the kubelet would run, with the Service's address replaced by the local server's.
+          const run = (url: string) => new Promise<{ code: number; output: string }>((resolve) => {
+            const env = { ...Object.fromEntries(container.env!.map((e) => [e.name, e.value ?? ''])), READYZ_URL: url, PATH: process.env.PATH ?? '' };
+            execFile(process.execPath, container.command!.slice(1), { env }, (error, stdout, stderr) => {
+              resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: stdout + stderr });
+            });
+          });
+          const readyz = new URL(envOf(pod, 'READYZ_URL')).pathname;
+          checks = { mongodb: true, nats: true };
+          const ready = await run(local + readyz);
+          assert.equal(ready.code, 0, ready.output);
+          assert.match(ready.output, /200 \{"status":"ready"/);
+          checks = { mongodb: true, nats: false };
+          const notReady = await run(local + readyz);
+          assert.equal(notReady.code, 1, notReady.output);
+          assert.match(notReady.output, /503 .*"nats":false/);
+          const closed = await run('http://127.0.0.1:1/readyz');
+          assert.equal(closed.code, 1, closed.output);
+        }
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
     });
   });
 });

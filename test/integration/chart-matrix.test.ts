@@ -96,7 +96,9 @@ const VARIANTS: Variant[] = [
       }
       const ingressNginx = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
       const monitoring = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
-      for (const [component, from] of [['api', [ingressNginx, monitoring]], ['redirect', [ingressNginx, monitoring]], ['worker', [monitoring]], ['operator', [monitoring]]] as const) {
+      // `helm test` reaches every process Service from the release's test pods.
+      const testPods = { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'linkplane', 'app.kubernetes.io/instance': 'lp', 'app.kubernetes.io/component': 'test' } } };
+      for (const [component, from] of [['api', [ingressNginx, monitoring, testPods]], ['redirect', [ingressNginx, monitoring, testPods]], ['worker', [monitoring, testPods]], ['operator', [monitoring]]] as const) {
         const policy = one<INetworkPolicy>(objects, 'NetworkPolicy', component);
         assert.deepEqual(policy.spec!.policyTypes, ['Ingress']);
         assert.deepEqual(policy.spec!.ingress, [{ ports: [{ port: 'http', protocol: 'TCP' }], from }], component);

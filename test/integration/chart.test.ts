@@ -104,11 +104,12 @@ describe('Helm chart charts/linkplane', function () {
       for (const object of [...defaults, ...everything]) validate(object);
     });
 
-    it('are by default the processes and the operator, their Services and PDBs, config, dashboards, Secret, ServiceAccounts and RBAC', function () {
+    it('are by default the processes and the operator, their Services and PDBs, config, dashboards, Secret, ServiceAccounts, RBAC and helm test pods', function () {
       assert.deepEqual(kinds(defaults), [
         'ClusterRole',
         'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap',
         'Deployment', 'Deployment', 'Deployment', 'Deployment',
+        'Pod', 'Pod', 'Pod',
         'PodDisruptionBudget', 'PodDisruptionBudget', 'PodDisruptionBudget', 'PodDisruptionBudget',
         'Role', 'Role',
         'RoleBinding', 'RoleBinding', 'RoleBinding',
@@ -163,8 +164,9 @@ describe('Helm chart charts/linkplane', function () {
       }
       const perProcess = everything.filter((o) => !['ConfigMap', 'Secret', 'ServiceAccount', 'ServiceMonitor', 'PrometheusRule', 'ClusterIssuer'].includes(o.kind));
       // 3 processes x (Deployment, Service, PDB, NetworkPolicy) + 2 x (HPA, Ingress); the operator's Deployment,
-      // Service, PDB, NetworkPolicy, ClusterRole, binding, lease Role and RoleBinding; the API's Domain Role and RoleBinding.
-      assert.equal(perProcess.length, 3 * 4 + 2 * 2 + 8 + 2);
+      // Service, PDB, NetworkPolicy, ClusterRole, binding, lease Role and RoleBinding; the API's Domain Role and RoleBinding;
+      // the three `helm test` pods (component "test").
+      assert.equal(perProcess.length, 3 * 4 + 2 * 2 + 8 + 2 + 3);
       for (const object of perProcess) {
         assert.ok(object.metadata.labels?.['app.kubernetes.io/component'], `${object.kind} ${object.metadata.name}`);
       }
@@ -188,7 +190,7 @@ describe('Helm chart charts/linkplane', function () {
           allowPrivilegeEscalation: false,
           capabilities: { drop: ['ALL'] },
         });
-        assert.equal(pod.terminationGracePeriodSeconds, 30);
+        assert.equal(pod.terminationGracePeriodSeconds, 35);
         assert.deepEqual(Object.keys(container.resources?.requests ?? {}).sort(), ['cpu', 'memory']);
         assert.deepEqual(Object.keys(container.resources?.limits ?? {}).sort(), ['cpu', 'memory']);
       });
@@ -305,9 +307,9 @@ describe('Helm chart charts/linkplane', function () {
     });
 
     it('refuses a shutdown budget the kubelet would cut short', async function () {
-      const result = await renderWith('shutdown.yaml', 'config:\n  shutdownTimeoutMs: 30000\n');
+      const result = await renderWith('shutdown.yaml', 'config:\n  shutdownTimeoutMs: 31000\n');
       assert.notEqual(result.code, 0);
-      assert.match(result.stderr, /shutdownTimeoutMs must be shorter than terminationGracePeriodSeconds/);
+      assert.match(result.stderr, /preStop\.sleepSeconds \(5s\) plus config\.shutdownTimeoutMs \(31000ms\) must be shorter than terminationGracePeriodSeconds \(35s\)/);
     });
   });
   describe('custom domains: CRD, operator and RBAC', function () {

@@ -71,8 +71,13 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
+{{/* repository:tag, or repository@digest when image.digest pins the exact image (the tag is then ignored). */}}
 {{- define "linkplane.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The Secret holding MONGODB_URI and SECRET_KEY: the user's existing one, or the chart's. */}}
@@ -191,4 +196,30 @@ boolean given. Usage: include "linkplane.monitoringEnabled" (list $ .Values.metr
       name: {{ .Values.externalNats.existingSecret }}
       key: {{ .Values.externalNats.urlKey }}
 {{- end -}}
+{{- end -}}
+
+{{/*
+The container's preStop hook: it keeps serving for preStop.sleepSeconds after the pod starts terminating, while
+the endpoints controller, kube-proxy and ingress controllers stop sending it requests; only then does SIGTERM
+start the process's drain. Nothing when sleepSeconds is 0.
+*/}}
+{{- define "linkplane.preStop" -}}
+{{- $seconds := int64 .Values.preStop.sleepSeconds -}}
+{{- if gt $seconds 0 }}
+lifecycle:
+  preStop:
+    {{- if eq .Values.preStop.action "sleep" }}
+    sleep:
+      seconds: {{ $seconds }}
+    {{- else }}
+    exec:
+      command: ["sleep", "{{ $seconds }}"]
+    {{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Labels of the `helm test` pods: not a process's, so no Service or PodDisruptionBudget selects them. */}}
+{{- define "linkplane.testLabels" -}}
+{{ include "linkplane.labels" . }}
+app.kubernetes.io/component: test
 {{- end -}}
