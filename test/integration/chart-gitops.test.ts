@@ -3,19 +3,23 @@
 // in-process Kubernetes API server; helm reaches it over plain http, without credentials.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Koa from 'koa';
-import { loadAll } from 'js-yaml';
 import { Registry } from 'prom-client';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import type { IPod } from 'kubernetes-models/v1/Pod';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
+import { load, loadAll } from 'js-yaml';
+import type { IPrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { opsEndpoints } from '../../src/http/ops.ts';
+import { RULES_FILE } from '../../scripts/monitoring/generate.ts';
+import { SLOS } from '../../scripts/monitoring/rules.ts';
+import { promtool } from '../helpers/prometheus.ts';
 import { CHART, NAMESPACE, RELEASE, WITH_SECRET_KEY, find, helm, one, render, validate, type K8sObject } from '../helpers/chart.ts';
 import { startKubeApiServer, type KubeApiServer, type KubeObject } from '../helpers/kube-apiserver.ts';
 
@@ -249,6 +253,71 @@ describe('Helm chart under GitOps and upgrades', function () {
       } finally {
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }
+    });
+  });
+
+  describe('PrometheusRule', function () {
+    type Rule = { alert?: string; record?: string; expr: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+    const rulesOf = (rule: IPrometheusRule): Rule[] => (rule.spec.groups ?? []).flatMap((g) => (g.rules ?? []) as Rule[]);
+    let fileRules: Rule[];
+    before(async function () {
+      fileRules = (load(await readFile(RULES_FILE, 'utf8')) as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((g) => g.rules);
+    });
+
+    /** promtool check rules on what the chart renders: the substitutions must leave valid PromQL. */
+    async function check(rule: IPrometheusRule): Promise<void> {
+      const file = path.join(directory, `${rule.metadata!.name}-${Date.now()}.yaml`);
+      await writeFile(file, JSON.stringify({ groups: rule.spec.groups }));
+      const { code, output } = await promtool(['check', 'rules', file]);
+      assert.equal(code, 0, output);
+    }
+
+    it("selects the release's own scrape jobs and namespace in the target alerts", async function () {
+      const rule = one<IPrometheusRule>(await render('--set', 'metrics.prometheusRule.enabled=true'), 'PrometheusRule');
+      validate(rule as K8sObject);
+      await check(rule);
+      const down = rulesOf(rule).find((r) => r.alert === 'LinkplaneProcessDown')!;
+      for (const process of ['api', 'redirect', 'worker']) assert.ok(down.expr.includes(`absent(up{namespace="${NAMESPACE}", job="${RELEASE}-linkplane-${process}"})`), down.expr);
+      assert.ok(down.expr.includes(`job=~"${RELEASE}-linkplane-(api|redirect|worker)"`));
+      const prefixed = one<IPrometheusRule>(await render('--set', 'metrics.prometheusRule.enabled=true,metrics.prometheusRule.jobPrefix=kubernetes-pods-'), 'PrometheusRule');
+      assert.ok(rulesOf(prefixed).find((r) => r.alert === 'LinkplaneTargetDown')!.expr.includes('job=~"kubernetes-pods-(api|redirect|worker)"'));
+    });
+
+    it('has a switch per alert, and its SLO objectives default to the generated ones', async function () {
+      const values = load(await readFile(path.join(CHART, 'values.yaml'), 'utf8')) as { metrics: { prometheusRule: { alerts: Record<string, boolean>; slo: Record<string, number> } } };
+      const { alerts, slo } = values.metrics.prometheusRule;
+      assert.deepEqual(Object.keys(alerts).sort(), [...new Set(fileRules.flatMap((r) => (r.alert ? [r.alert] : [])))].sort());
+      assert.ok(Object.values(alerts).every((on) => on));
+      const camel = (id: string) => id.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+      assert.deepEqual(Object.fromEntries(SLOS.map((s) => [camel(s.id), s.objective])), slo);
+    });
+
+    it('follows the SLO objectives of the values, and leaves out the alerts switched off', async function () {
+      const file = path.join(directory, 'slo.yaml');
+      await writeFile(file, 'metrics:\n  prometheusRule:\n    enabled: true\n    slo:\n      redirectAvailability: 0.9995\n      apiLatency: 0.95\n    alerts:\n      LinkplaneTargetDown: false\n      LinkplaneWebhookEndpointsFailing: false\n');
+      const rule = one<IPrometheusRule>(await render('--values', file), 'PrometheusRule');
+      await check(rule);
+      const rules = rulesOf(rule);
+      assert.deepEqual(rules.filter((r) => r.alert === 'LinkplaneTargetDown' || r.alert === 'LinkplaneWebhookEndpointsFailing'), []);
+      assert.equal(rules.filter((r) => r.alert).length, fileRules.filter((r) => r.alert).length - 2);
+      assert.equal(rules.filter((r) => r.record).length, fileRules.filter((r) => r.record).length, 'recording rules stay');
+      const objective = (slo: string) => rules.find((r) => r.record === 'linkplane:slo_objective:ratio' && r.labels?.slo === slo)!.expr;
+      assert.deepEqual(['redirect-availability', 'redirect-latency', 'api-availability', 'api-latency'].map(objective), ['vector(0.9995)', 'vector(0.99)', 'vector(0.999)', 'vector(0.95)']);
+      assert.equal(rules.find((r) => r.record === 'linkplane:slo_burn_rate:1h' && r.labels?.slo === 'redirect-availability')!.expr, 'linkplane:redirect_errors:ratio_rate1h / 0.0005');
+      const burns = rules.filter((r) => r.alert === 'LinkplaneRedirectAvailabilityBudgetBurn');
+      assert.equal(burns.length, 2);
+      for (const burn of burns) {
+        assert.ok(burn.expr.includes('(14.4 * 0.0005)') || burn.expr.includes('(3 * 0.0005)'), burn.expr);
+        assert.ok(!burn.expr.includes('0.001)'), burn.expr);
+        assert.match(burn.annotations!.description!, /objective: at most 0\.05 %/);
+      }
+      for (const burn of rules.filter((r) => r.alert === 'LinkplaneApiLatencyBudgetBurn')) {
+        assert.ok(burn.expr.includes('* 0.05)') && !burn.expr.includes('* 0.01)'), burn.expr);
+        assert.match(burn.annotations!.description!, /objective: at most 5 %/);
+      }
+      // Objectives left at their default keep the generated text.
+      const unchanged = rules.filter((r) => r.alert === 'LinkplaneApiAvailabilityBudgetBurn');
+      assert.deepEqual(unchanged.map((r) => r.expr), fileRules.filter((r) => r.alert === 'LinkplaneApiAvailabilityBudgetBurn').map((r) => r.expr));
     });
   });
 });

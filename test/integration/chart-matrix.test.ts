@@ -191,7 +191,8 @@ describe('Helm chart values matrix (charts/linkplane/ci)', function () {
 
     it('ship exactly the rules promtool tests, with runbook links to the configured runbooks', async () => {
       const file = load(await readFile(RULES_FILE, 'utf8')) as { groups: unknown[] };
-      const rule = one<IPrometheusRule>(await render(...PROMETHEUS_OPERATOR), 'PrometheusRule');
+      // The file is written for release `linkplane` in namespace `linkplane` (jobs linkplane-api...).
+      const rule = one<IPrometheusRule>(await render(...PROMETHEUS_OPERATOR, '--namespace', 'linkplane', '--set', 'fullnameOverride=linkplane'), 'PrometheusRule');
       assert.deepEqual(rule.spec.groups, file.groups);
       const mine = 'https://runbooks.acme.example/linkplane.md';
       const moved = one<IPrometheusRule>(await render(...PROMETHEUS_OPERATOR, '--set', `metrics.prometheusRule.runbookUrl=${mine}`), 'PrometheusRule');
