@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { ClientSession, MongoClient } from 'mongodb';
 import { inTransaction } from '../platform/mongo.ts';
 import { newId } from '../platform/ids.ts';
@@ -15,6 +16,7 @@ import type { DomainDirectory } from './domains.ts';
 import { hashPassword } from '../platform/password.ts';
 import { linkView } from './link.view.ts';
 import { LinkRenderer } from './link.render.ts';
+import { exportLinks, type LinkExportFormat } from './link.export.ts';
 import type { Blocklist } from '../config/link-safety.ts';
 import { applyUtm, batchLookups, capabilitiesUsed, checkReferences, generateSlug, type LinkContent, type ReferenceLookups } from './link.prepare.ts';
 import { withRuleIds } from '../rules/rule-checks.ts';
@@ -243,6 +245,11 @@ export class LinkService {
     const { page, pagination } = pageOf(links, query.limit, (link) => timePosition({ created_at: link.createdAt, _id: link.id }));
     const tags = await this.tagsOf(principal.workspace._id, page.flatMap((link) => link.tagIds));
     return `{"data":[${page.map((link) => this.renderer.json(link, tags)).join(',')}],"pagination":${JSON.stringify(pagination)}}`;
+  }
+
+  /** Every link of the workspace with every field, streamed (link.export.ts). */
+  export(principal: WorkspacePrincipal, format: LinkExportFormat): Readable {
+    return exportLinks({ links: this.d.links, tags: this.d.tags, folders: this.d.folders, defaultBaseUrl: this.d.domains.default.baseUrl }, principal.workspace._id, format);
   }
 
   private async find(principal: WorkspacePrincipal, id: string): Promise<LinkDoc> {

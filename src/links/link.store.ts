@@ -1,4 +1,4 @@
-import type { ClientSession, Collection, Db, Filter } from 'mongodb';
+import type { ClientSession, Collection, Db, Filter, FindCursor } from 'mongodb';
 import { DuplicateKeyError, isDuplicateKey } from '../platform/errors.ts';
 import { newestFirstBytes } from '../platform/paging.ts';
 import type { AbTest, Mobile, Rotator } from './link.schemas.ts';
@@ -148,6 +148,14 @@ export class LinkStore {
   /** A page of links, newest first, each as its stored BSON bytes (rendered by `LinkRenderer`). */
   pageBytes(query: LinkPage): Promise<Uint8Array[]> {
     return newestFirstBytes(this.db, this.collection.collectionName, pageFilters(query), query.after, query.limit);
+  }
+
+  /**
+   * Every link of a workspace, oldest first (the `workspace_newest` index walked backwards), read `batchSize` at a
+   * time: what an export streams.
+   */
+  everyLink(workspaceId: string, batchSize: number): FindCursor<LinkDoc> {
+    return this.collection.find({ workspace_id: workspaceId }, { batchSize }).sort({ created_at: 1, _id: 1 });
   }
 
   async removeTag(workspaceId: string, tagId: string, session?: ClientSession): Promise<void> {
