@@ -11,6 +11,16 @@ import type { Doc } from './values.ts';
 
 type Locks = Map<string, Transaction>;
 
+/** The keys of an uncommitted entry in a unique index, computed once per entry and index. */
+const entryKeys = new WeakMap<Entry, Map<Index, Set<string>>>();
+function keySetOf(index: Index, entry: Entry): Set<string> {
+  let byIndex = entryKeys.get(entry);
+  if (!byIndex) entryKeys.set(entry, (byIndex = new Map<Index, Set<string>>()));
+  let keys = byIndex.get(index);
+  if (!keys) byIndex.set(index, (keys = index.keySet(entry.view)));
+  return keys;
+}
+
 class TxnView implements DocSet {
   readonly db: string;
   readonly name: string;
@@ -65,19 +75,15 @@ class TxnView implements DocSet {
     if (!base) return;
     // The transaction's other writes are listed only when a unique index asks: collecting them for every write made
     // a transaction of n writes (a rollup batch touches hundreds of documents) cost n² even without unique indexes.
-    let others: [string, Entry][] | undefined;
-    const keyCache = new Map<Index, Set<string>[]>();
+    // Each entry's keys are worked out once (entries are immutable; keySetOf keeps them with the entry): working
+    // them out again for every later write made a transaction of n inserts cost n² key extractions.
+    let others: Entry[] | undefined;
     base.checkUnique(
       entry,
       (owner) => !this.overlay.has(owner),
       (index, key) => {
-        let sets = keyCache.get(index);
-        if (!sets) {
-          others ??= [...this.overlay.entries()].filter(([id, e]) => e !== null && id !== entry.id) as [string, Entry][];
-          sets = others.map(([, e]) => index.keySet(e.view));
-          keyCache.set(index, sets);
-        }
-        return sets.some((s) => s.has(key));
+        others ??= [...this.overlay.values()].filter((e): e is Entry => e !== null && e.id !== entry.id);
+        return others.some((e) => keySetOf(index, e).has(key));
       },
     );
   }
