@@ -165,6 +165,15 @@ export interface Config {
   readonly reports: { readonly perMinute: number };
   /** Alert rules: how often the worker evaluates them. */
   readonly alerts: { readonly evalIntervalMs: number };
+  /** Import jobs in the worker (docs/importing/README.md). */
+  readonly imports: {
+    /** How often the worker looks for queued jobs (and for jobs whose worker died). */
+    readonly pollMs: number;
+    /** Lease on a running job: a dead worker's job is resumed by another this long after its last batch at most. */
+    readonly leaseMs: number;
+    /** Sources on loopback and private addresses (a self-hosted Shlink on the same network); development default. */
+    readonly allowPrivateSources: boolean;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -443,6 +452,11 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
     },
     reports: { perMinute: r.int('REPORT_RATE_LIMIT_PER_MIN', 5, 1, 10_000) },
     alerts: { evalIntervalMs: r.int('ALERT_EVAL_INTERVAL_MS', 60_000, 50, 3_600_000) },
+    imports: {
+      pollMs: r.int('IMPORT_POLL_MS', 2_000, 10, 600_000),
+      leaseMs: r.int('IMPORT_LEASE_MS', 60_000, 500, 3_600_000),
+      allowPrivateSources: r.boolean('IMPORT_ALLOW_PRIVATE_SOURCES', process === 'all-in-one'),
+    },
   };
   if (config.domains.cnameTarget === null && config.domains.aTargets.length === 0 && config.domains.kube !== 'off') {
     r.problems.push('DOMAIN_CNAME_TARGET or DOMAIN_A_TARGETS: at least one is needed to tell customers where to point a domain');
