@@ -1,7 +1,7 @@
 // Billing: processor events in Stripe's webhook format, payments and refunds recorded by hand, and the ledger they
 // write. Every change to money or state is one transaction with its outbox events.
 //
-// Processor event rules (published in the README and the OpenAPI document):
+// Processor event rules (published in docs/partners.md and the OpenAPI document):
 // - a client is found by the object's `customer` (the client's billing_customer_id), else by
 //   `metadata.linkplane_client_id` on the object; an event for no client of the partner is acknowledged and ignored;
 // - each event id is applied once: the id is written in the same transaction as what the event changed, so a retry
