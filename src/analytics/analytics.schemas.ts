@@ -110,7 +110,9 @@ const UNIQUES =
   `${percent(TOTAL_PRECISION)} for totals and ${percent(CELL_PRECISION)} per dimension value (\`unique_visitors_error\` where the answer has it).`;
 const Uniques = Type.Integer({ minimum: 0, description: UNIQUES });
 const UniquesError = Type.Number({
-  description: 'Relative standard error of `unique_visitors` where it is an estimate (one standard error: the figure is within twice it 95 % of the time); an exact count has none',
+  description:
+    'Relative standard error of `unique_visitors` (of the rows, in a breakdown): 0 when every figure it covers is an exact count, else the ' +
+    'estimate\'s (one standard error: the figure is within twice it of the true count 95 % of the time)',
 });
 
 /** Revenue per ISO 4217 currency in integer minor units; currencies are never added together or converted. */

@@ -12,7 +12,7 @@ import { ValidationError } from '../platform/errors.ts';
 import type { LinkDoc } from '../links/link.store.ts';
 import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
 import type { Plan } from '../tenancy/plans.ts';
-import { CELL_PRECISION, countVisitors, hashVisitor, visitorKey } from './hll.ts';
+import { CELL_PRECISION, countVisitors, hashVisitor, isExactSet, visitorKey } from './hll.ts';
 import { TOTAL, cellKey, cellValue, dimensionValues, isBot, type Dimension } from './dimensions.ts';
 import type { EdgeClickStore } from './edge-clicks.store.ts';
 import { fromClickDoc } from './raw-click.ts';
@@ -120,6 +120,12 @@ class Acc {
     return countVisitors(parts, registers, CELL_PRECISION, this.clicks(bots));
   }
 
+  /** Whether uniques(bots) is an exact count: every sketch it unites is still an exact set (raw clicks always are). */
+  exact(bots: Resolved['bots']): boolean {
+    const parts = bots === 'exclude' ? this.humans : bots === 'only' ? this.bots : [...this.humans, ...this.bots];
+    return parts.every(isExactSet);
+  }
+
   /** Revenue per currency, currencies in code order (a stable answer). */
   revenue(): Revenue {
     return Object.fromEntries(Object.keys(this.rev).sort().map((c) => [c, this.rev[c]!]));
@@ -214,7 +220,7 @@ export class AnalyticsService {
       range: rangeView(r),
       bots: r.bots,
       ...acc.figures(r.bots),
-      unique_visitors_error: r.visitor ? ERROR_BOUNDS.values : ERROR_BOUNDS.totals,
+      unique_visitors_error: acc.exact(r.bots) ? 0 : r.visitor ? ERROR_BOUNDS.values : ERROR_BOUNDS.totals,
       previous: { start: isoInZone(previous.start, r.zone), end: isoInZone(previous.end, r.zone), ...prev.figures(r.bots) },
     };
   }
@@ -266,7 +272,7 @@ export class AnalyticsService {
       dimension,
       total_clicks: total,
       // Per workspace without a visitor filter, the rows are the totals' sketches.
-      unique_visitors_error: dimension === 'workspace' && !r.visitor ? ERROR_BOUNDS.totals : ERROR_BOUNDS.values,
+      unique_visitors_error: rows.every((row) => row.acc.exact(r.bots)) ? 0 : dimension === 'workspace' && !r.visitor ? ERROR_BOUNDS.totals : ERROR_BOUNDS.values,
       data: rows.map(({ key, acc, clicks }) => ({
         value: dimension === 'link' || dimension === 'workspace' ? key : cellValue(key),
         clicks,

@@ -224,13 +224,18 @@ export function unionBytes(parts: readonly Uint8Array[], p: number): Uint8Array 
   return sketch.toBytes();
 }
 
+/** Whether a serialised sketch is still the exact set of its visitors (counted exactly, not estimated). */
+export function isExactSet(bytes: Uint8Array): boolean {
+  return bytes[0] === EXACT;
+}
+
 /**
  * Distinct visitors of serialised sketches and visitor keys together, never more than `ceiling` (the clicks they
  * come from): exact while every sketch is an exact set, else the estimate, no lower than the registers set.
  */
 export function countVisitors(parts: readonly Uint8Array[], keys: readonly number[], p: number, ceiling: number): number {
   if (parts.length === 0 && keys.length === 0) return 0;
-  if (parts.every((part) => part[0] === EXACT)) {
+  if (parts.every(isExactSet)) {
     const prefixes = new Set<number>();
     for (const part of parts) for (const key of exactKeys(part)) prefixes.add(Math.floor(key / 64));
     for (const key of keys) prefixes.add(Math.floor(key / 64));

@@ -15,6 +15,7 @@ describe('unique visitors over HTTP: bounded by clicks, exact at small counts', 
   let api: RunningApi;
   let tenants: Tenants;
   let key: string;
+  let busyKey: string;
   const link: TestLink = { id: 'lnk_uniques', domain_id: 'dom_u', domain: 'u.example', slug: 'u', tag_ids: [], folder_id: null };
   const range = { start: '2026-11-10T00:00:00Z', end: '2026-11-11T00:00:00Z', bots: 'include' };
 
@@ -33,8 +34,23 @@ describe('unique visitors over HTTP: bounded by clicks, exact at small counts', 
       click.visitor.device = i % 2 ? 'mobile' : 'desktop';
       return click;
     });
+    const writer = new RollupWriter({ client: api.infra.mongo.client, store: api.infra.stores.rollups, clicks: api.infra.stores.clicks.clicks });
     await api.infra.stores.clicks.insert(clicks);
-    await new RollupWriter({ client: api.infra.mongo.client, store: api.infra.stores.rollups, clicks: api.infra.stores.clicks.clicks }).rollUp(clicks);
+    await writer.rollUp(clicks);
+
+    // A busier workspace: 1,100 human visitors on mobile in one hour, past the exact set of one dimension value (1,024)
+    // but not of the totals (3,276).
+    const busy = await tenants.aWorkspace({ plan_id: 'business' });
+    busyKey = (await tenants.aWorkspaceKey(busy._id, ['analytics:read'])).key;
+    const many = Array.from({ length: 1_100 }, (_, i) => {
+      const click = randomClick(rand, busy._id, [link], t, t + 3_600_000, 1);
+      click.visitor.visitor_id = `busy-${i}`;
+      click.visitor.device = 'mobile';
+      click.visitor.visitor_type = 'human';
+      return click;
+    });
+    await api.infra.stores.clicks.insert(many);
+    await writer.rollUp(many);
   });
 
   after(async () => {
@@ -43,17 +59,18 @@ describe('unique visitors over HTTP: bounded by clicks, exact at small counts', 
     await mongo?.stop();
   });
 
-  const get = async <T>(path: string, params: Record<string, string> = {}): Promise<T> => {
-    const res = await fetch(`${api.url}/v1/analytics/${path}?${new URLSearchParams({ ...range, ...params }).toString()}`, { headers: bearer(key) });
+  const get = async <T>(path: string, params: Record<string, string> = {}, k = key): Promise<T> => {
+    const res = await fetch(`${api.url}/v1/analytics/${path}?${new URLSearchParams({ ...range, ...params }).toString()}`, { headers: bearer(k) });
     expect(res.status, await res.clone().text()).to.equal(200);
     return (await res.json()) as T;
   };
 
   it('counts 200 visitors of a link as 200 in the workspace summary, the link’s summary and its time series', async () => {
     for (const params of [{}, { link_id: link.id }] as Array<Record<string, string>>) {
-      const summary = await get<{ clicks: number; unique_visitors: number }>('summary', params);
+      const summary = await get<{ clicks: number; unique_visitors: number; unique_visitors_error: number }>('summary', params);
       expect(summary.clicks).to.equal(200);
       expect(summary.unique_visitors, JSON.stringify(params)).to.equal(200);
+      expect(summary.unique_visitors_error, 'an exact count has no error').to.equal(0);
     }
     const series = await get<{ data: Array<{ clicks: number; unique_visitors: number }> }>('timeseries', { granularity: 'day' });
     const day = series.data.find((b) => b.clicks > 0)!;
@@ -64,6 +81,7 @@ describe('unique visitors over HTTP: bounded by clicks, exact at small counts', 
     for (const params of [{}, { link_id: link.id }] as Array<Record<string, string>>) {
       const breakdown = await get<{ data: Array<{ value: string; clicks: number; unique_visitors: number }> }>('breakdown', { dimension: 'device', ...params });
       const rows = Object.fromEntries(breakdown.data.map((r) => [r.value, [r.clicks, r.unique_visitors]]));
+      expect((breakdown as unknown as { unique_visitors_error: number }).unique_visitors_error).to.equal(0);
       expect(rows, JSON.stringify(params)).to.deep.equal({ mobile: [100, 100], desktop: [100, 100] });
     }
   });
@@ -80,5 +98,15 @@ describe('unique visitors over HTTP: bounded by clicks, exact at small counts', 
   it('says in the OpenAPI document where unique visitors are exact, where an estimate, and its error', async () => {
     const text = await (await fetch(`${api.url}/v1/openapi.json`)).text();
     expect(text).to.contain('never more than the clicks').and.contain('Exact while').and.contain('0.81 %').and.contain('3.25 %');
+  });
+
+  it('answers an estimate with its error past the exact set, never above the clicks, and the exact total beside it', async () => {
+    const summary = await get<{ clicks: number; unique_visitors: number; unique_visitors_error: number }>('summary', {}, busyKey);
+    expect([summary.clicks, summary.unique_visitors, summary.unique_visitors_error]).to.deep.equal([1_100, 1_100, 0]);
+    const breakdown = await get<{ unique_visitors_error: number; data: Array<{ value: string; clicks: number; unique_visitors: number }> }>('breakdown', { dimension: 'device' }, busyKey);
+    const mobile = breakdown.data.find((r) => r.value === 'mobile')!;
+    expect(mobile.clicks).to.equal(1_100);
+    expect(mobile.unique_visitors).to.be.at.most(1_100).and.at.least(1_100 * (1 - 4 * 0.0325));
+    expect(breakdown.unique_visitors_error).to.be.closeTo(0.0325, 1e-9);
   });
 });
