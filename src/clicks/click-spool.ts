@@ -59,6 +59,8 @@ export class ClickSpool {
     const name = `${String(Date.now()).padStart(14, '0')}-${process.pid}-${String(++this.seq).padStart(9, '0')}${SUFFIX}`;
     const file = join(this.dir, name);
     try {
+      // Again here: a cleaner of temporary files may have removed the folder since the start.
+      mkdirSync(this.dir, { recursive: true });
       writeFileSync(`${file}.tmp`, body);
       renameSync(`${file}.tmp`, file);
     } catch {

@@ -138,7 +138,9 @@ export interface ProvisionOptions {
 /** Errors a cluster gives while it elects a leader or notices a dead peer: worth another try in a moment. */
 function transient(error: unknown): boolean {
   const text = `${(error as { name?: string }).name ?? ''} ${String((error as Error).message ?? error)}`;
-  return /timeout|no responders|insufficient resources|no suitable peers|leader|temporarily unavailable|jetstream not (enabled|ready)/i.test(text);
+  // Not "no responders": nothing serves the JetStream API there (a server started without -js), which waiting does
+  // not change.
+  return /timeout|insufficient resources|no suitable peers|leader|temporarily unavailable|not (yet )?(ready|available)/i.test(text);
 }
 
 /**

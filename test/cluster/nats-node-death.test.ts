@@ -4,7 +4,7 @@
 // SIGKILLed, then a worker. Every answered redirect must be stored exactly once, every link.created event delivered
 // at least once, and every change must reach both redirect replicas' caches. Run by `make test-cluster`.
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -177,6 +177,32 @@ describe('a NATS node and a worker killed under load (three-node JetStream clust
       }
     })();
 
+    // One active outbox relay: the workers' published-events counters, sampled; an interval in which both grew means
+    // two relays at once.
+    const relayed = workerPorts.map(() => 0);
+    let relayOverlaps = 0;
+    const relayWatch = (async () => {
+      let last: Array<number | null> = workerPorts.map(() => null);
+      while (running) {
+        const now = await Promise.all(
+          workerPorts.map(async (port) => {
+            try {
+              const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+              const match = /^linkplane_outbox_published_total(?:\{[^}]*\})? (\d+)/m.exec(text);
+              return match ? Number(match[1]) : 0;
+            } catch {
+              return null;
+            }
+          }),
+        );
+        const grew = now.map((n, i) => n !== null && last[i] !== null && n > last[i]!);
+        grew.forEach((g, i) => g && (relayed[i] = relayed[i]! + 1));
+        if (grew.every(Boolean)) relayOverlaps++;
+        last = now;
+        await sleep(250);
+      }
+    })();
+
     await sleep(PHASES.warm * 1000);
     const leader = await cluster.streamLeader(`${prefix}CLICKS`);
     expect(leader, 'the CLICKS stream has a leader').to.be.a('string');
@@ -188,7 +214,7 @@ describe('a NATS node and a worker killed under load (three-node JetStream clust
     await worker.exited;
     await sleep(PHASES.workerDown * 1000);
     running = false;
-    await Promise.all([...loaders, creator, changer]);
+    await Promise.all([...loaders, creator, changer, relayWatch]);
 
     const clicks = client.db(mongo.dbName).collection('clicks');
     await until(async () => (await clicks.countDocuments({ workspace_id: ws._id })) >= answered.ok || false, 180_000, 'every answered click stored').catch(() => undefined);
@@ -217,8 +243,12 @@ describe('a NATS node and a worker killed under load (three-node JetStream clust
       cache_reach_p99_ms: Math.round(percentile(reach, 99)),
       cache_reach_max_ms: Math.round(percentile(reach, 100)),
       cache_changes_unreached: unreached,
+      outbox_relay_intervals_per_worker: relayed,
+      outbox_relay_overlapping_intervals: relayOverlaps,
       processes_exited: restarted,
     };
+    // A bench mode: CLUSTER_RESULTS=<file> keeps the figures (with CLUSTER_CONNECTIONS and the phases raised).
+    if (process.env.CLUSTER_RESULTS) writeFileSync(process.env.CLUSTER_RESULTS, JSON.stringify({ at: new Date().toISOString(), connections: CONNECTIONS, phases: PHASES, ...figures }, null, 2));
     console.log(`      cluster figures: ${JSON.stringify(figures, null, 2).replace(/\n/g, '\n      ')}`);
 
     expect(answered.ok, 'redirects were answered throughout').to.be.greaterThan(okAtNatsKill);
@@ -226,6 +256,8 @@ describe('a NATS node and a worker killed under load (three-node JetStream clust
     expect(stored, 'every answered redirect stored exactly once').to.equal(answered.ok);
     expect(missing, 'every link.created delivered at least once').to.deep.equal([]);
     expect(unreached, `changes that never reached a replica's cache within ${REACH_LIMIT_MS} ms`).to.equal(0);
+    expect(relayOverlaps, 'one outbox relay at a time').to.equal(0);
+    expect(relayed.some((n) => n > 0), 'the relay ran').to.equal(true);
     expect(restarted, 'no process exited').to.deep.equal([]);
   });
 });

@@ -6,6 +6,14 @@ import { testEnv } from '../helpers/env.ts';
 import { startApi, type RunningApi } from '../helpers/api.ts';
 import { Tenants } from '../helpers/tenants.ts';
 import { callApi, type Json, type Reply } from '../helpers/http.ts';
+import { LinkService } from '../../src/links/link.service.ts';
+import { LinkStore, type LinkDoc } from '../../src/links/link.store.ts';
+import { LabelStore } from '../../src/links/label.store.ts';
+import { QuotaStore } from '../../src/links/quota.store.ts';
+import { DomainDirectory } from '../../src/links/domains.ts';
+import { EventStore } from '../../src/events/event.store.ts';
+import { PLANS } from '../../src/tenancy/plans.ts';
+import type { Principal } from '../../src/tenancy/principal.ts';
 
 type Item = { index: number; status: string; link?: { id: string; domain: string; slug: string; url: string }; error?: { code: string; details?: Array<{ path: string }> } };
 
@@ -91,5 +99,41 @@ describe('Bulk link creation, batched', function () {
     const full = await call(key, 'POST', '/links/bulk', [{ url: 'https://example.com/g' }]);
     expect((full.body.data as Item[])[0]!.error!.code).to.equal('quota_exceeded');
     expect((await db().collection('quota_counters').findOne({ _id: id as never }))!.links).to.equal(5);
+  });
+
+  it('writes the batch again when another create takes a slug between the check and the write, failing only that item', async () => {
+    const db = tenants.client.db(mongo.dbName);
+    /** A store whose first slug check misses a slug that another create takes right then. */
+    class RacingStore extends LinkStore {
+      private raced = false;
+      override async takenSlugs(domainId: string, slugs: readonly string[]): Promise<Set<string>> {
+        if (this.raced) return super.takenSlugs(domainId, slugs);
+        this.raced = true;
+        const now = new Date();
+        await this.collection.insertOne({ _id: 'lnk_racer', workspace_id: 'ws_racer', domain_id: domainId, domain: 'lnk.test', slug: 'raced', url: 'https://racer.example', created_at: now, updated_at: now } as LinkDoc);
+        return new Set();
+      }
+    }
+    const service = new LinkService({
+      client: tenants.client,
+      links: new RacingStore(db),
+      quota: new QuotaStore(db),
+      tags: new LabelStore(db, 'tags'),
+      folders: new LabelStore(db, 'folders'),
+      events: new EventStore(db),
+      domains: new DomainDirectory(db, 'lnk.test', 'https://lnk.test'),
+      bus: null,
+    });
+    const ws = await tenants.aWorkspace({ plan_id: 'business' });
+    const principal = { kind: 'workspace', key: {}, scopes: new Set(), workspace: ws, plan: PLANS.business!, rateLimitPerMinute: 600 } as unknown as Extract<Principal, { kind: 'workspace' }>;
+    const result = await service.createMany(principal, [
+      { url: 'https://example.com/raced', slug: 'raced' },
+      { url: 'https://example.com/fine' },
+    ]);
+    expect(result.data.map((d) => (d.status === 'failed' ? d.error.code : d.status))).to.deep.equal(['conflict', 'created']);
+    // The aborted first write left nothing: one link, one event, one quota place.
+    expect(await db.collection('links').countDocuments({ workspace_id: ws._id })).to.equal(1);
+    expect(await db.collection('events').countDocuments({ workspace_id: ws._id, type: 'link.created' })).to.equal(1);
+    expect((await db.collection('quota_counters').findOne({ _id: ws._id as never }))!.links).to.equal(1);
   });
 });
