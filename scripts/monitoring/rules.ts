@@ -176,6 +176,13 @@ function operationalRules(): RuleGroup[] {
       description: 'Redirect {{ $labels.instance }} in namespace {{ $labels.namespace }} dropped {{ $value | humanize }} clicks in 10 minutes: its click buffer was full while NATS did not accept them.',
     }),
     alert({
+      alert: 'LinkplaneClickSpoolFilling',
+      expr: 'max by (namespace, instance) (linkplane_click_spool_bytes / (linkplane_click_spool_max_bytes > 0)) > 0.5',
+      labels: { severity: 'warning' },
+      summary: 'Redirect pods are spooling clicks to disk',
+      description: 'Redirect {{ $labels.instance }} in namespace {{ $labels.namespace }} has filled {{ $value | humanizePercentage }} of its click spool while NATS did not accept clicks; when it is full, clicks are dropped.',
+    }),
+    alert({
       alert: 'LinkplaneClickPublishFailing',
       expr: 'sum by (namespace, instance) (rate(linkplane_click_publish_failures_total[5m])) > 0',
       for: '5m',
@@ -252,6 +259,44 @@ function operationalRules(): RuleGroup[] {
   ];
 }
 
+/**
+ * Scrape targets of the processes. Prometheus Operator names a ServiceMonitor's job after the Service, so the file
+ * selects the jobs and namespace of a release named `linkplane` in namespace `linkplane`; the chart's PrometheusRule
+ * puts its own release's in their place (JOB_PREFIX, TARGET_NAMESPACE). Selecting by job keeps other applications'
+ * `up` series out, and absent() carries the job and namespace of its equality matchers into the alert.
+ */
+export const JOB_PREFIX = 'linkplane-';
+export const TARGET_NAMESPACE = 'linkplane';
+export const TARGET_PROCESSES = ['api', 'redirect', 'worker'] as const;
+
+function targetRules(): RuleGroup[] {
+  const all = `up{namespace="${TARGET_NAMESPACE}", job=~"${JOB_PREFIX}(${TARGET_PROCESSES.join('|')})"}`;
+  // One rule: targets all down per job, or a job without any target (one absent() per job, each naming it).
+  const alerts: AlertingRule[] = [{
+    alert: 'LinkplaneProcessDown',
+    expr: [`sum by (namespace, job) (${all}) == 0`, ...TARGET_PROCESSES.map((process) => `absent(up{namespace="${TARGET_NAMESPACE}", job="${JOB_PREFIX}${process}"})`)].join('\nor\n'),
+    for: '5m',
+    labels: { severity: 'critical' },
+    annotations: {
+      summary: 'A Linkplane process has no target up',
+      description: 'In namespace {{ $labels.namespace }}, no target of job {{ $labels.job }} has answered a scrape for 5 minutes, or none is discovered at all: every pod is gone, pending, crash-looping or unreachable.',
+      runbook_url: runbook('LinkplaneProcessDown'),
+    },
+  }];
+  alerts.push({
+    alert: 'LinkplaneTargetDown',
+    expr: `${all} == 0`,
+    for: '10m',
+    labels: { severity: 'warning' },
+    annotations: {
+      summary: 'A Linkplane pod does not answer scrapes',
+      description: 'In namespace {{ $labels.namespace }}, {{ $labels.instance }} of job {{ $labels.job }} has not answered a scrape for 10 minutes while others may still serve.',
+      runbook_url: runbook('LinkplaneTargetDown'),
+    },
+  });
+  return [{ name: 'linkplane-targets', rules: alerts }];
+}
+
 export function ruleGroups(): RuleGroup[] {
-  return [...sloRules(), ...operationalRules()];
+  return [...sloRules(), ...operationalRules(), ...targetRules()];
 }

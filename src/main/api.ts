@@ -8,7 +8,7 @@ import { observe } from '../http/observe.ts';
 import { errorEnvelope } from '../http/errors.ts';
 import { transportErrorBody } from '../http/error-response.ts';
 import { opsEndpoints } from '../http/ops.ts';
-import { gate } from '../http/gate.ts';
+import { chargeMore, gate } from '../http/gate.ts';
 import { jsonBody } from '../http/body.ts';
 import { idempotency } from '../http/idempotency.ts';
 import { mount, type RouteSpec } from '../http/route-table.ts';
@@ -139,6 +139,8 @@ export function buildApi(infra: Infra): ApiService {
     subscriptions,
     events: stores.events,
     onEvent: () => infra.outbox.nudge(),
+    logger,
+    registry: metrics.registry,
   });
 
   const links = new LinkService({
@@ -236,7 +238,7 @@ export function buildApi(infra: Infra): ApiService {
     ...importRoutes(new ImportService({ store: stores.imports, box: new SecretBox(config.secretKey, IMPORT_SEAL_PURPOSE) })),
   ];
   // The tool server's tools are the operations of the finished table, read on its first request.
-  routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0' }));
+  routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0', chargeMore: chargeMore(stores.rateLimiter) }));
   // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.
   routes.push(
     ...openApiRoutes(() =>

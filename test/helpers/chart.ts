@@ -12,6 +12,7 @@ import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap, type IConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Pod } from 'kubernetes-models/v1/Pod';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
@@ -45,6 +46,7 @@ const MODELS: Record<string, new (data: never) => Model<unknown>> = {
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'v1/ConfigMap': ConfigMap,
+  'v1/Pod': Pod,
   'v1/Secret': Secret,
   'v1/Service': Service,
   'v1/ServiceAccount': ServiceAccount,
@@ -76,8 +78,16 @@ export async function helm(...args: string[]): Promise<HelmResult> {
   });
 }
 
+/**
+ * The SECRET_KEY renders get: without a cluster the chart refuses to invent one (it would change on every render).
+ * Arguments given to render() come later and win, e.g. `--set secrets.secretKey=` to see the refusal.
+ */
+export const TEST_SECRET_KEY = 'test-secret-key-of-the-chart-tests-0123456789';
+/** The arguments that give a render TEST_SECRET_KEY, for tests that call helm('template', ...) themselves. */
+export const WITH_SECRET_KEY = ['--set', `secrets.secretKey=${TEST_SECRET_KEY}`];
+
 export async function render(...args: string[]): Promise<K8sObject[]> {
-  const result = await helm('template', RELEASE, CHART, '--namespace', NAMESPACE, ...args);
+  const result = await helm('template', RELEASE, CHART, '--namespace', NAMESPACE, ...WITH_SECRET_KEY, ...args);
   assert.equal(result.code, 0, result.stderr);
   // Templates that render nothing leave empty documents behind.
   return loadAll(result.stdout).filter((document): document is K8sObject => document !== null);

@@ -28,7 +28,8 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 
-export type KubeKind = 'Domain' | 'Certificate' | 'Ingress' | 'Lease' | 'Event' | 'events.k8s.io/Event' | 'Secret';
+export type KubeKind = 'Domain' | 'Certificate' | 'Ingress' | 'Lease' | 'Event' | 'events.k8s.io/Event' | 'Secret'
+  | 'ConfigMap' | 'Service' | 'ServiceAccount' | 'Pod' | 'Deployment' | 'PodDisruptionBudget';
 
 export interface OwnerReference {
   apiVersion: string;
@@ -128,6 +129,13 @@ const RESOURCES: Record<KubeKind, ResourceType> = {
   Event: { kind: 'Event', group: '', version: 'v1', plural: 'events', singular: 'event', statusSubresource: false },
   'events.k8s.io/Event': { kind: 'Event', group: 'events.k8s.io', version: 'v1', plural: 'events', singular: 'event', statusSubresource: false },
   Secret: { kind: 'Secret', group: '', version: 'v1', plural: 'secrets', singular: 'secret', statusSubresource: false },
+  // What `helm install` of the chart creates (with domains off), and the pods of its `helm test` hooks.
+  ConfigMap: { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps', singular: 'configmap', statusSubresource: false },
+  Service: { kind: 'Service', group: '', version: 'v1', plural: 'services', singular: 'service', statusSubresource: true },
+  ServiceAccount: { kind: 'ServiceAccount', group: '', version: 'v1', plural: 'serviceaccounts', singular: 'serviceaccount', statusSubresource: false },
+  Pod: { kind: 'Pod', group: '', version: 'v1', plural: 'pods', singular: 'pod', statusSubresource: true },
+  Deployment: { kind: 'Deployment', group: 'apps', version: 'v1', plural: 'deployments', singular: 'deployment', statusSubresource: true },
+  PodDisruptionBudget: { kind: 'PodDisruptionBudget', group: 'policy', version: 'v1', plural: 'poddisruptionbudgets', singular: 'poddisruptionbudget', statusSubresource: true },
 };
 const TYPES = Object.values(RESOURCES);
 
@@ -308,6 +316,10 @@ function readBody(req: IncomingMessage): Promise<unknown> {
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       if (!text) return resolve(undefined);
+      // JSON only: client-go (helm's release storage) tries protobuf first and falls back to JSON on a 415.
+      if (req.headers['content-type']?.includes('protobuf')) {
+        return reject(new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json`));
+      }
       try {
         resolve(JSON.parse(text));
       } catch {
@@ -330,7 +342,15 @@ interface ParsedPath {
   subresource: string | undefined;
 }
 
-export async function startKubeApiServer(): Promise<KubeApiServer> {
+export interface KubeApiServerOptions {
+  /**
+   * Also answer requests that carry no credentials. client-go (helm) sends no bearer token over plain http, so a
+   * helm pointed at this server with `--kube-apiserver <url>` needs it; a wrong token is still refused.
+   */
+  anonymous?: boolean;
+}
+
+export async function startKubeApiServer(options: KubeApiServerOptions = {}): Promise<KubeApiServer> {
   const token = randomBytes(16).toString('hex');
   const store = new Map<ResourceType, Map<string, KubeObject>>(TYPES.map((t) => [t, new Map()]));
   const history: HistoryEntry[] = [];
@@ -541,6 +561,9 @@ export async function startKubeApiServer(): Promise<KubeApiServer> {
 
   const parsePath = (pathname: string): ParsedPath | KubeObject => {
     const segments = pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    if (segments[0] === 'version' && segments.length === 1) {
+      return { major: '1', minor: '33', gitVersion: 'v1.33.0', platform: 'linux/amd64' };
+    }
     if (segments[0] === 'api' && segments.length === 1) return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] };
     if (segments[0] === 'apis' && segments.length === 1) {
       const groups = [...new Set(TYPES.filter((t) => t.group).map((t) => t.group))].map((name) => {
@@ -574,7 +597,8 @@ export async function startKubeApiServer(): Promise<KubeApiServer> {
     const contentType = req.headers['content-type'];
     const body = await readBody(req);
     requests.push({ method, path: url.pathname, query: Object.fromEntries(url.searchParams), contentType, body });
-    if (req.headers.authorization !== `Bearer ${token}`) throw new StatusError(401, 'Unauthorized', 'Unauthorized');
+    const anonymous = options.anonymous === true && req.headers.authorization === undefined;
+    if (!anonymous && req.headers.authorization !== `Bearer ${token}`) throw new StatusError(401, 'Unauthorized', 'Unauthorized');
     const failure = failures.find((f) => (f.method === undefined || f.method === method) && (f.path === undefined || (typeof f.path === 'string' ? url.pathname === f.path : f.path.test(url.pathname))));
     if (failure) {
       failure.times = (failure.times ?? 1) - 1;

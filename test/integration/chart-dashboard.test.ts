@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
-import { CHART, RELEASE, configOf, helm, one, render, validate } from '../helpers/chart.ts';
+import { CHART, RELEASE, configOf, helm, one, render, validate, WITH_SECRET_KEY } from '../helpers/chart.ts';
 
 describe('Helm chart: dashboard sign-in settings', function () {
   this.timeout(60_000);
@@ -32,7 +32,7 @@ describe('Helm chart: dashboard sign-in settings', function () {
   });
 
   it('refuses an issuer without a client id', async () => {
-    const result = await helm('template', RELEASE, CHART, '--set', 'dashboard.oidc.issuer=https://login.example.com');
+    const result = await helm('template', RELEASE, CHART, ...WITH_SECRET_KEY, '--set', 'dashboard.oidc.issuer=https://login.example.com');
     assert.notEqual(result.code, 0);
     assert.match(result.stderr, /dashboard\.oidc\.clientId is required/);
   });

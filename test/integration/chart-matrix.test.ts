@@ -12,7 +12,7 @@ import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/Netw
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IPrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
-import { CHART, PROMETHEUS_OPERATOR, RELEASE, configOf, find, helm, one, render, validate, type K8sObject } from '../helpers/chart.ts';
+import { CHART, PROMETHEUS_OPERATOR, RELEASE, configOf, find, helm, one, render, validate, type K8sObject, WITH_SECRET_KEY } from '../helpers/chart.ts';
 import { DASHBOARDS_DIR, RULES_FILE } from '../../scripts/monitoring/generate.ts';
 import { RUNBOOK_URL } from '../../scripts/monitoring/rules.ts';
 
@@ -96,7 +96,9 @@ const VARIANTS: Variant[] = [
       }
       const ingressNginx = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
       const monitoring = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
-      for (const [component, from] of [['api', [ingressNginx, monitoring]], ['redirect', [ingressNginx, monitoring]], ['worker', [monitoring]], ['operator', [monitoring]]] as const) {
+      // `helm test` reaches every process Service from the release's test pods.
+      const testPods = { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'linkplane', 'app.kubernetes.io/instance': 'lp', 'app.kubernetes.io/component': 'test' } } };
+      for (const [component, from] of [['api', [ingressNginx, monitoring, testPods]], ['redirect', [ingressNginx, monitoring, testPods]], ['worker', [monitoring, testPods]], ['operator', [monitoring]]] as const) {
         const policy = one<INetworkPolicy>(objects, 'NetworkPolicy', component);
         assert.deepEqual(policy.spec!.policyTypes, ['Ingress']);
         assert.deepEqual(policy.spec!.ingress, [{ ports: [{ port: 'http', protocol: 'TCP' }], from }], component);
@@ -189,7 +191,8 @@ describe('Helm chart values matrix (charts/linkplane/ci)', function () {
 
     it('ship exactly the rules promtool tests, with runbook links to the configured runbooks', async () => {
       const file = load(await readFile(RULES_FILE, 'utf8')) as { groups: unknown[] };
-      const rule = one<IPrometheusRule>(await render(...PROMETHEUS_OPERATOR), 'PrometheusRule');
+      // The file is written for release `linkplane` in namespace `linkplane` (jobs linkplane-api...).
+      const rule = one<IPrometheusRule>(await render(...PROMETHEUS_OPERATOR, '--namespace', 'linkplane', '--set', 'fullnameOverride=linkplane'), 'PrometheusRule');
       assert.deepEqual(rule.spec.groups, file.groups);
       const mine = 'https://runbooks.acme.example/linkplane.md';
       const moved = one<IPrometheusRule>(await render(...PROMETHEUS_OPERATOR, '--set', `metrics.prometheusRule.runbookUrl=${mine}`), 'PrometheusRule');
@@ -217,10 +220,10 @@ describe('Helm chart values matrix (charts/linkplane/ci)', function () {
     });
   });
 
-  it("renders the README's copy-paste helm install, and lints it strictly", async () => {
-    const readme = await readFile(path.resolve(CHART, '../../README.md'), 'utf8');
-    const command = /^helm install linkplane \.\/charts\/linkplane[^`]*?[^\\]\n/m.exec(readme)?.[0];
-    assert.ok(command, 'the README has a helm install command');
+  it("renders the copy-paste helm install of docs/kubernetes.md, and lints it strictly", async () => {
+    const page = await readFile(path.resolve(CHART, '../../docs/kubernetes.md'), 'utf8');
+    const command = /^helm install linkplane \.\/charts\/linkplane[^`]*?[^\\]\n/m.exec(page)?.[0];
+    assert.ok(command, 'docs/kubernetes.md has a helm install command');
     // Shell words: line continuations joined, single quotes removed (the command uses no other quoting).
     const words = command.replace(/\\\n/g, ' ').trim().split(/\s+/).map((w) => w.replace(/^'(.*)'$/, '$1'));
     const [, , release, chart, ...args] = words;
@@ -240,7 +243,7 @@ describe('Helm chart values matrix (charts/linkplane/ci)', function () {
     async function renderWith(name: string, values: string) {
       const file = path.join(directory, name);
       await writeFile(file, values);
-      return helm('template', RELEASE, CHART, '--values', file);
+      return helm('template', RELEASE, CHART, ...WITH_SECRET_KEY, '--values', file);
     }
 
     it('declares every value of values.yaml, and closes every object it declares', async () => {

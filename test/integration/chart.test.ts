@@ -24,7 +24,7 @@ import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisrup
 import type { IServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import type { IClusterIssuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1/ClusterIssuer';
 import type { IServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
-import { CHART, NAMESPACE, RELEASE, configOf, find, helm, one, render, validate, type HelmResult, type K8sObject } from '../helpers/chart.ts';
+import { CHART, NAMESPACE, RELEASE, configOf, find, helm, one, render, validate, type HelmResult, type K8sObject, TEST_SECRET_KEY, WITH_SECRET_KEY } from '../helpers/chart.ts';
 
 // ajv-formats is CommonJS: under Node's ESM loader its function is the default export's `default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv };
@@ -50,6 +50,7 @@ const CONFIG_KEYS = [
   'API_PORT', 'REDIRECT_PORT', 'WORKER_PORT', 'HOST', 'RATE_LIMIT_WORKSPACE_PER_MIN',
   'RATE_LIMIT_PARTNER_PER_MIN', 'IDEMPOTENCY_TTL_HOURS', 'SHUTDOWN_TIMEOUT_MS',
   'DOMAINS_KUBE', 'DOMAIN_NAMESPACE', 'DOMAIN_CNAME_TARGET', 'DOMAIN_A_TARGETS', 'DOMAIN_TXT_PREFIX',
+  'CLICK_SPOOL_MAX_MB',
 ];
 const SECRET_KEYS = ['MONGODB_URI', 'SECRET_KEY'];
 
@@ -104,11 +105,12 @@ describe('Helm chart charts/linkplane', function () {
       for (const object of [...defaults, ...everything]) validate(object);
     });
 
-    it('are by default the processes and the operator, their Services and PDBs, config, dashboards, Secret, ServiceAccounts and RBAC', function () {
+    it('are by default the processes and the operator, their Services and PDBs, config, dashboards, Secret, ServiceAccounts, RBAC and helm test pods', function () {
       assert.deepEqual(kinds(defaults), [
         'ClusterRole',
         'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap',
         'Deployment', 'Deployment', 'Deployment', 'Deployment',
+        'Pod', 'Pod', 'Pod',
         'PodDisruptionBudget', 'PodDisruptionBudget', 'PodDisruptionBudget', 'PodDisruptionBudget',
         'Role', 'Role',
         'RoleBinding', 'RoleBinding', 'RoleBinding',
@@ -163,8 +165,9 @@ describe('Helm chart charts/linkplane', function () {
       }
       const perProcess = everything.filter((o) => !['ConfigMap', 'Secret', 'ServiceAccount', 'ServiceMonitor', 'PrometheusRule', 'ClusterIssuer'].includes(o.kind));
       // 3 processes x (Deployment, Service, PDB, NetworkPolicy) + 2 x (HPA, Ingress); the operator's Deployment,
-      // Service, PDB, NetworkPolicy, ClusterRole, binding, lease Role and RoleBinding; the API's Domain Role and RoleBinding.
-      assert.equal(perProcess.length, 3 * 4 + 2 * 2 + 8 + 2);
+      // Service, PDB, NetworkPolicy, ClusterRole, binding, lease Role and RoleBinding; the API's Domain Role and RoleBinding;
+      // the three `helm test` pods (component "test").
+      assert.equal(perProcess.length, 3 * 4 + 2 * 2 + 8 + 2 + 3);
       for (const object of perProcess) {
         assert.ok(object.metadata.labels?.['app.kubernetes.io/component'], `${object.kind} ${object.metadata.name}`);
       }
@@ -188,7 +191,7 @@ describe('Helm chart charts/linkplane', function () {
           allowPrivilegeEscalation: false,
           capabilities: { drop: ['ALL'] },
         });
-        assert.equal(pod.terminationGracePeriodSeconds, 30);
+        assert.equal(pod.terminationGracePeriodSeconds, 35);
         assert.deepEqual(Object.keys(container.resources?.requests ?? {}).sort(), ['cpu', 'memory']);
         assert.deepEqual(Object.keys(container.resources?.limits ?? {}).sort(), ['cpu', 'memory']);
       });
@@ -232,7 +235,7 @@ describe('Helm chart charts/linkplane', function () {
       const secret = one<ISecret>(defaults, 'Secret').data ?? {};
       assert.deepEqual(Object.keys(secret).sort(), SECRET_KEYS);
       assert.equal(decode(secret.MONGODB_URI), 'mongodb://mongodb:27017');
-      assert.match(decode(secret.SECRET_KEY), /^[A-Za-z0-9]{64}$/);
+      assert.equal(decode(secret.SECRET_KEY), TEST_SECRET_KEY);
     });
 
     it('hands both to every process', function () {
@@ -283,7 +286,7 @@ describe('Helm chart charts/linkplane', function () {
 
   describe('invalid values', function () {
     async function renderWith(name: string, values: string): Promise<HelmResult> {
-      return helm('template', RELEASE, CHART, '--values', await valuesFile(name, values));
+      return helm('template', RELEASE, CHART, ...WITH_SECRET_KEY, '--values', await valuesFile(name, values));
     }
 
     it('rejects a replica count that is not a number (schema)', async function () {
@@ -305,9 +308,9 @@ describe('Helm chart charts/linkplane', function () {
     });
 
     it('refuses a shutdown budget the kubelet would cut short', async function () {
-      const result = await renderWith('shutdown.yaml', 'config:\n  shutdownTimeoutMs: 30000\n');
+      const result = await renderWith('shutdown.yaml', 'config:\n  shutdownTimeoutMs: 31000\n');
       assert.notEqual(result.code, 0);
-      assert.match(result.stderr, /shutdownTimeoutMs must be shorter than terminationGracePeriodSeconds/);
+      assert.match(result.stderr, /preStop\.sleepSeconds \(5s\) plus config\.shutdownTimeoutMs \(31000ms\) must be shorter than terminationGracePeriodSeconds \(35s\)/);
     });
   });
   describe('custom domains: CRD, operator and RBAC', function () {
@@ -509,7 +512,7 @@ describe('Helm chart charts/linkplane', function () {
     });
 
     it('refuses a ClusterIssuer without an ACME e-mail', async function () {
-      const result = await helm('template', RELEASE, CHART, '--set', 'certManager.clusterIssuer.create=true');
+      const result = await helm('template', RELEASE, CHART, ...WITH_SECRET_KEY, '--set', 'certManager.clusterIssuer.create=true');
       assert.notEqual(result.code, 0);
       assert.match(result.stderr, /certManager\.clusterIssuer\.email is required/);
     });
@@ -525,7 +528,7 @@ describe('Helm chart charts/linkplane', function () {
     });
 
     it('refuses domains without a CNAME or A target to give customers', async function () {
-      const result = await helm('template', RELEASE, CHART, '--set', 'domains.cnameTarget=');
+      const result = await helm('template', RELEASE, CHART, ...WITH_SECRET_KEY, '--set', 'domains.cnameTarget=');
       assert.notEqual(result.code, 0);
       assert.match(result.stderr, /domains\.enabled needs domains\.cnameTarget or domains\.aTargets/);
     });

@@ -71,8 +71,13 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
+{{/* repository:tag, or repository@digest when image.digest pins the exact image (the tag is then ignored). */}}
 {{- define "linkplane.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The Secret holding MONGODB_URI and SECRET_KEY: the user's existing one, or the chart's. */}}
@@ -81,9 +86,14 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{/*
-SECRET_KEY, base64-encoded for the Secret's data. A provided value wins; otherwise the key already in the
-cluster is reused (lookup), because a new random key on every upgrade would invalidate every signed click
-id and cookie. Only a first install generates one. `helm template` has no cluster, so it always generates.
+SECRET_KEY, base64-encoded for the Secret's data. It must never change by accident: a new key stops every signed
+click id from verifying, resets visitor cookies and makes sealed webhook and Stripe secrets unreadable.
+  1. secrets.secretKey, when given, is the key (keep it in an encrypted values file: SOPS, sealed values...).
+  2. Otherwise the key of the release's Secret already in the cluster is reused (lookup).
+  3. Otherwise a key is generated, but only when helm talks to a cluster (install/upgrade): the list of the
+     namespace's Secrets answers, so an empty lookup means "not created yet", and from then on rule 2 keeps it.
+     A render without a cluster (helm template, Argo CD, `helm install --dry-run`) gets an empty answer from every
+     lookup and cannot tell a first install from an upgrade: it refuses, saying how to create the Secret.
 */}}
 {{- define "linkplane.secretKeyData" -}}
 {{- if .Values.secrets.secretKey -}}
@@ -93,10 +103,23 @@ id and cookie. Only a first install generates one. `helm template` has no cluste
 {{- $data := dig "data" "SECRET_KEY" "" $existing -}}
 {{- if $data -}}
 {{- $data -}}
-{{- else -}}
+{{- else if (lookup "v1" "Secret" .Release.Namespace "") -}}
 {{- randAlphaNum 64 | b64enc -}}
+{{- else -}}
+{{- fail (include "linkplane.secretKeyMissing" .) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/* Why a render without a cluster stops, and the two ways out. */}}
+{{- define "linkplane.secretKeyMissing" -}}
+{{- $name := printf "%s-secrets" (include "linkplane.fullname" .) -}}
+SECRET_KEY would be a new random key on every render: this render has no cluster to read the existing key from (helm template, Argo CD, --dry-run). Create the Secret once and point the chart at it:
+  kubectl create secret generic {{ $name }} --namespace {{ .Release.Namespace }} \
+    --from-literal=SECRET_KEY="$(openssl rand -base64 48 | tr -d '\n')" \
+    --from-literal=MONGODB_URI='mongodb://user:password@mongodb:27017'
+  then set secrets.existingSecret={{ $name }} (MONGODB_URI may come from externalMongodb.existingSecret instead);
+or set secrets.secretKey (at least 32 characters) from an encrypted values file. See docs/chart-operations.md.
 {{- end -}}
 
 {{/* The custom-domain operator runs only when domains are on: without Domain objects it has nothing to do. */}}
@@ -173,4 +196,30 @@ boolean given. Usage: include "linkplane.monitoringEnabled" (list $ .Values.metr
       name: {{ .Values.externalNats.existingSecret }}
       key: {{ .Values.externalNats.urlKey }}
 {{- end -}}
+{{- end -}}
+
+{{/*
+The container's preStop hook: it keeps serving for preStop.sleepSeconds after the pod starts terminating, while
+the endpoints controller, kube-proxy and ingress controllers stop sending it requests; only then does SIGTERM
+start the process's drain. Nothing when sleepSeconds is 0.
+*/}}
+{{- define "linkplane.preStop" -}}
+{{- $seconds := int64 .Values.preStop.sleepSeconds -}}
+{{- if gt $seconds 0 }}
+lifecycle:
+  preStop:
+    {{- if eq .Values.preStop.action "sleep" }}
+    sleep:
+      seconds: {{ $seconds }}
+    {{- else }}
+    exec:
+      command: ["sleep", "{{ $seconds }}"]
+    {{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Labels of the `helm test` pods: not a process's, so no Service or PodDisruptionBudget selects them. */}}
+{{- define "linkplane.testLabels" -}}
+{{ include "linkplane.labels" . }}
+app.kubernetes.io/component: test
 {{- end -}}
