@@ -24,6 +24,7 @@ import { rebuildRollups } from '../analytics/rebuild.ts';
 import { UserStore } from '../tenancy/user.store.ts';
 import { MembershipStore, type Role } from '../tenancy/membership.store.ts';
 import { createUser, generatePassword, grant } from '../users/accounts.ts';
+import { ApiRefusal, IMPORT_USAGE, ImportUsageError, runImport } from './import-command.ts';
 
 const USAGE = `linkplane <command>
 
@@ -41,15 +42,29 @@ const USAGE = `linkplane <command>
   analytics rebuild [--workspace ID] [--full]
                         roll up raw clicks not yet in the analytics rollups (idempotent; safe while workers run);
                         --full: first empty the rollups and recount every raw click still kept (stop the workers first)
+${IMPORT_USAGE}
 
 Environment: MONGODB_URI (default mongodb://127.0.0.1:27017/?directConnection=true), MONGODB_DB (linkplane),
 NATS_URL (nats://127.0.0.1:4222) and NATS_PREFIX, to broadcast a revocation to running processes.`;
 
 class UsageError extends Error {}
 
+/** The API's own error envelope, printed as it came. */
+class ApiAnswer extends Error {
+  readonly body: unknown;
+  constructor(body: unknown) {
+    super('the API refused the request');
+    this.body = body;
+  }
+}
+
 interface Io {
   out: (value: unknown) => void;
   env: Record<string, string | undefined>;
+  /** stdout is a terminal (progress bars) or not (JSON lines). */
+  tty?: boolean;
+  /** Raw text to stdout (progress). */
+  write?: (text: string) => void;
 }
 
 export async function runCli(argv: string[], io: Io): Promise<number> {
@@ -67,6 +82,14 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
       password: { type: 'string' },
       role: { type: 'string' },
       full: { type: 'boolean' },
+      token: { type: 'string' },
+      'base-url': { type: 'string' },
+      file: { type: 'string' },
+      param: { type: 'string', multiple: true },
+      'dry-run': { type: 'boolean' },
+      domains: { type: 'string' },
+      'on-slug-clash': { type: 'string' },
+      'no-wait': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -74,6 +97,16 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   if (values.help || noun === undefined) throw new UsageError(USAGE);
   if (noun === 'plans') return print(io, Object.values(PLANS));
   if (noun === 'key' && verb === 'scopes') return print(io, { scopes: ALL_SCOPES, areas: SCOPE_AREAS });
+  if (noun === 'import') {
+    // Through the API, not the database: the job is created as any client would, and run by the workers.
+    try {
+      return await runImport(verb, values, { env: io.env, tty: io.tty ?? false, write: io.write ?? ((text) => process.stdout.write(text)) });
+    } catch (error) {
+      if (error instanceof ImportUsageError) throw new UsageError(`${error.message}\n\n${USAGE}`);
+      if (error instanceof ApiRefusal) throw new ApiAnswer(error.body);
+      throw error;
+    }
+  }
 
   const uri = io.env.MONGODB_URI || 'mongodb://127.0.0.1:27017/?directConnection=true';
   const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000, appName: 'linkplane-cli' });
@@ -212,12 +245,16 @@ function print(io: Io, value: unknown): number {
 }
 
 if (import.meta.main) {
-  runCli(process.argv.slice(2), { out: (v) => console.log(JSON.stringify(v, null, 2)), env: process.env })
+  runCli(process.argv.slice(2), { out: (v) => console.log(JSON.stringify(v, null, 2)), env: process.env, tty: process.stdout.isTTY, write: (text) => process.stdout.write(text) })
     .then((code) => process.exit(code))
     .catch((error: unknown) => {
       if (error instanceof UsageError) {
         console.error(error.message);
         process.exit(2);
+      }
+      if (error instanceof ApiAnswer) {
+        console.error(JSON.stringify(error.body, null, 2));
+        process.exit(1);
       }
       const body =
         error instanceof AppError

@@ -38,6 +38,7 @@ export function mapLink(link: ImportedLink, domainId: string, tagIds: string[]):
   if (link.android) targeting.push({ match: { os: ['android'] }, url: link.android });
   targeting.push(...link.targeting);
   const body: Record<string, unknown> = {
+    ...withoutNulls(link.native ?? {}),
     url: link.url,
     domain_id: domainId,
     slug: link.slug ?? generateSlug(),
@@ -50,6 +51,11 @@ export function mapLink(link: ImportedLink, domainId: string, tagIds: string[]):
     ...(link.utm && Object.keys(link.utm).length > 0 ? { utm: link.utm } : {}),
   };
   return { input: validateCreate(body), generatedSlug: link.slug === null };
+}
+
+/** Our own blocks as a create body takes them: an absent block is left out rather than sent as null where null is refused. */
+function withoutNulls(fields: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([name, value]) => value !== null && value !== undefined && !(name === 'rules' && Array.isArray(value) && value.length === 0)));
 }
 
 /** The row error of an AppError (a refused create, a failed validation), as the job lists it. */

@@ -2,6 +2,7 @@
 // account's links live on them, so they cannot become a custom domain here: links on them go on our default domain).
 import type { ImportSource, SourceDeps, SourceKind, SourceOptions } from './source.ts';
 import { createBitlySource } from './sources/bitly.ts';
+import { createCsvSource } from './sources/csv.ts';
 import { createDubSource } from './sources/dub.ts';
 import { createKuttSource } from './sources/kutt.ts';
 import { createRebrandlySource } from './sources/rebrandly.ts';
@@ -12,7 +13,7 @@ import { createYourlsSource } from './sources/yourls.ts';
 
 export type SourceFactory = (options: SourceOptions, deps: SourceDeps) => ImportSource;
 
-/** Readers by kind; a kind without one (our own CSV until its reader lands) is refused when a job is created. */
+/** Readers by kind; a kind without one is refused when a job is created. */
 export const SOURCE_FACTORIES: Partial<Record<SourceKind, SourceFactory>> = {
   bitly: createBitlySource,
   dub: createDubSource,
@@ -22,6 +23,7 @@ export const SOURCE_FACTORIES: Partial<Record<SourceKind, SourceFactory>> = {
   yourls: createYourlsSource,
   rebrandly: createRebrandlySource,
   shortio: createShortioSource,
+  csv: createCsvSource,
 };
 
 /**

@@ -2,7 +2,7 @@
 // Rebrandly, Short.io) or of an export file (ours, Shlink's), a page at a time, already in our words. A source knows
 // its service's API (paths, pagination, authentication, rate limits) and nothing of ours beyond this file; the job
 // (its store, the worker loop, the batched link writes) knows nothing of any service.
-import type { Utm } from '../links/link.schemas.ts';
+import type { LinkCreate, Utm } from '../links/link.schemas.ts';
 import type { TargetingEntry } from '../rules/rule.schemas.ts';
 
 /** The services and file formats an import job can read. */
@@ -46,7 +46,11 @@ export interface ImportedLink {
    * beside the imported link; absent or empty when nothing is lost.
    */
   warnings?: string[];
+  /** Fields only our own export has (note, redirect type, A/B test, rules, mobile, rotator), carried over as they are. */
+  native?: NativeFields;
 }
+
+export type NativeFields = Partial<Pick<LinkCreate, 'note' | 'redirect_type' | 'ab_test' | 'rules' | 'workspace_rules_off' | 'mobile' | 'rotator'>>;
 
 /** A row the source could not map (a bad URL in a CSV, a link the API answered without a destination...). */
 export interface SourceRowError {
