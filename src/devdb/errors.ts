@@ -21,6 +21,7 @@ export const Codes = {
   WriteConflict: 112,
   CommandNotSupported: 115,
   NotImplemented: 238,
+  SnapshotTooOld: 239,
   ConversionFailure: 241,
   NoSuchTransaction: 251,
   OperationNotSupportedInTransaction: 263,
