@@ -20,8 +20,12 @@ const INT32_MAX = 0x7fffffff;
  * 64-bit integer (a Long), not a double. A stored plain integral number is an int32 (integral doubles stay wrapped,
  * see values.ts normalizeIncoming), and so is an integral plain operand.
  */
+function isInt32(v: number): boolean {
+  return Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX;
+}
+
 function int32Result(a: number, b: number, result: number): number | Long {
-  if (Number.isInteger(a) && Number.isInteger(b) && (result < INT32_MIN || result > INT32_MAX) && Number.isSafeInteger(result)) return Long.fromNumber(result);
+  if (isInt32(a) && isInt32(b) && (result < INT32_MIN || result > INT32_MAX) && Number.isSafeInteger(result)) return Long.fromNumber(result);
   return result;
 }
 
