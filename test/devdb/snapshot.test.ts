@@ -40,6 +40,11 @@ describe('devdb snapshot reads', () => {
       const [sum] = await coll.aggregate([{ $group: { _id: null, n: { $sum: '$n' } } }], { session }).toArray();
       expect(sum!.n).to.equal(6);
       expect((await coll.distinct('k', {}, { session })).sort()).to.deep.equal(['a', 'b', 'c']);
+      // Batches after the first (getMore) and a cursor closed early (killCursors) within the snapshot.
+      expect(await coll.find({}, { session, batchSize: 1 }).toArray()).to.have.length(3);
+      const cursor = coll.find({}, { session, batchSize: 1 });
+      await cursor.next();
+      await cursor.close();
     } finally {
       await session.endSession();
     }

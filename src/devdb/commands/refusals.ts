@@ -45,12 +45,14 @@ function checkHint(state: ServerState, db: string, coll: unknown, hint: unknown)
 
 /** Snapshot reads are implemented for find, aggregate and distinct outside transactions (snapshots.ts). */
 export const SNAPSHOT_READS = new Set(['find', 'aggregate', 'distinct']);
+/** A snapshot session sends its read concern with these too: their batches come from the cursor its read made. */
+const SNAPSHOT_CURSORS = new Set(['getMore', 'killCursors']);
 
 function checkReadConcern(rc: unknown, name: string, inTransaction: boolean): void {
   if (!isPlainObject(rc)) return;
   if (rc.level !== 'snapshot' && rc.atClusterTime === undefined) return;
   if (inTransaction) throw notImplemented('snapshot read concern in transactions', 'a transaction reads the latest committed data (read committed), not a snapshot');
-  if (!SNAPSHOT_READS.has(name)) throw notImplemented(`snapshot read concern for '${name}'`, 'only find, aggregate and distinct read a snapshot');
+  if (!SNAPSHOT_READS.has(name) && !SNAPSHOT_CURSORS.has(name)) throw notImplemented(`snapshot read concern for '${name}'`, 'only find, aggregate and distinct read a snapshot');
 }
 
 /** Collection options devdb would otherwise accept and ignore. */
