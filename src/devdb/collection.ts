@@ -8,6 +8,7 @@ import { CommandError } from './errors.ts';
 import { defaultIndexName, formatKeyValue, Index, sameOptions, type IndexSpec, type Key } from './indexes.ts';
 import { orderedPlan, plan, rangePlan } from './planner.ts';
 import { projectRaw, rawProjection, rawStringId } from './raw-read.ts';
+import { snapshots, trimHistory, type Superseded, type Versioned } from './snapshots.ts';
 import { decodeDoc, decodeView, encodeDoc, keyOf, promoteDoc, type Doc } from './values.ts';
 
 /**
@@ -188,7 +189,7 @@ export type CollectionChange =
 
 export const ID_INDEX_SPEC: IndexSpec = { v: 2, key: { _id: 1 }, name: '_id_' };
 
-export class Collection implements DocSet {
+export class Collection implements Versioned {
   readonly db: string;
   readonly name: string;
   readonly uuid: Binary;
@@ -200,10 +201,20 @@ export class Collection implements DocSet {
   private deferred = false;
   private readonly changed: (change: CollectionChange) => void;
 
+  /** Versions replaced or removed while a snapshot read is in use (snapshots.ts). */
+  private superseded: Superseded[] = [];
+
   constructor(db: string, name: string, changed: (change: CollectionChange) => void, uuid?: Binary) {
     this.db = db;
     this.name = name;
-    this.changed = changed;
+    this.changed = (change) => {
+      if (snapshots.recording()) {
+        const gone = change.kind === 'del' ? change.entry : change.kind === 'put' ? change.replaced : undefined;
+        // A step of the write sequence of its own: a snapshot taken before it still sees the version.
+        if (gone) this.superseded.push({ entry: gone, until: ++sequence });
+      } else if (this.superseded.length > 0) this.superseded = [];
+      changed(change);
+    };
     this.uuid = uuid ?? new UUID().toBinary();
   }
 
@@ -213,6 +224,11 @@ export class Collection implements DocSet {
 
   get size(): number {
     return this.docs.size;
+  }
+
+  history(): readonly Superseded[] {
+    if (this.superseded.length > 0) this.superseded = trimHistory(this.superseded);
+    return this.superseded;
   }
 
   get(id: string): Entry | undefined {

@@ -12,14 +12,15 @@ import * as projection from 'mingo/operators/projection';
 import * as query from 'mingo/operators/query';
 import * as window from 'mingo/operators/window';
 import { $dateTrunc } from './dateTrunc.ts';
-import { badValue } from './errors.ts';
+import { badValue, CommandError } from './errors.ts';
+import { $switch, $sum } from './operators.ts';
 import { ObjectId } from 'bson';
 import { pathValues } from './paths.ts';
 import { isPlainObject, keyOf, promote, type Doc } from './values.ts';
 
 const context = Context.init({
-  accumulator,
-  expression: { ...expression, $dateTrunc },
+  accumulator: { ...accumulator, $sum },
+  expression: { ...expression, $dateTrunc, $switch },
   pipeline,
   projection,
   query,
@@ -78,11 +79,42 @@ export function applyUpdateOperators(doc: Doc, modifier: Doc, condition: Doc | u
   });
 }
 
+/**
+ * MongoDB's refusal of a projection that mixes inclusion and exclusion (other than `_id: 0`): 31254 for an
+ * exclusion in an inclusion projection, 31253 for the other way round, naming the field.
+ */
+export function checkProjection(spec: Doc): void {
+  let mode: 'inclusion' | 'exclusion' | undefined;
+  const visit = (fields: Doc, prefix: string) => {
+    for (const [k, raw] of Object.entries(fields)) {
+      const path = prefix + k;
+      if (path === '_id') continue;
+      const v = promote(raw);
+      let kind: 'inclusion' | 'exclusion' | undefined;
+      if (typeof v === 'number' || typeof v === 'boolean') kind = v ? 'inclusion' : 'exclusion';
+      else if (isPlainObject(v) && Object.keys(v).length > 0 && !Object.keys(v).some((x) => x.startsWith('$'))) {
+        visit(v, `${path}.`);
+        continue;
+      } else if (isPlainObject(v) && ('$slice' in v || '$elemMatch' in v || '$meta' in v)) continue;
+      else kind = 'inclusion';
+      if (mode === undefined) mode = kind;
+      else if (mode !== kind) {
+        throw kind === 'exclusion'
+          ? new CommandError('Location31254', `Cannot do exclusion on field ${path} in inclusion projection`)
+          : new CommandError('Location31253', `Cannot do inclusion on field ${path} in exclusion projection`);
+      }
+    }
+  };
+  visit(spec, '');
+}
+
 export function runPipeline(docs: Doc[], stages: Doc[], resolveCollection?: (name: string) => Doc[]): Doc[] {
+  for (const stage of stages) if (isPlainObject(stage.$project)) checkProjection(stage.$project);
   const agg = new Aggregator(promote(stages) as Doc[], options(resolveCollection ? { collectionResolver: resolveCollection } : {}));
   return agg.run(docs);
 }
 
 export function project(docs: Doc[], spec: Doc): Doc[] {
+  checkProjection(spec);
   return new Query({}, options()).find<Doc>(docs, spec).all();
 }

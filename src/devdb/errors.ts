@@ -21,6 +21,7 @@ export const Codes = {
   WriteConflict: 112,
   CommandNotSupported: 115,
   NotImplemented: 238,
+  SnapshotTooOld: 239,
   ConversionFailure: 241,
   NoSuchTransaction: 251,
   OperationNotSupportedInTransaction: 263,
@@ -28,10 +29,12 @@ export const Codes = {
   DuplicateKey: 11000,
   // Assertions MongoDB raises by their source location: no name of their own, the codeName is `Location<code>`.
   Location17420: 17420,
+  Location31253: 31253,
   Location31254: 31254,
   Location40066: 40066,
   Location40324: 40324,
   Location51091: 51091,
+  Location51108: 51108,
 } as const;
 
 export type CodeName = keyof typeof Codes;
@@ -70,10 +73,21 @@ export function transient(codeName: 'WriteConflict' | 'NoSuchTransaction', messa
   return new CommandError(codeName, message, {}, ['TransientTransactionError']);
 }
 
-/** Any thrown value becomes a CommandError; mingo errors are reported as BadValue. */
+/**
+ * Any thrown value becomes a CommandError. mingo's errors (and JavaScript's RegExp errors) that MongoDB answers with
+ * a code of their own get that code and MongoDB's wording; the others are reported as BadValue.
+ */
 export function toCommandError(err: unknown): CommandError {
   if (err instanceof CommandError) return err;
   const message = err instanceof Error ? err.message : String(err);
   if (message.includes('would modify the immutable field')) return new CommandError('ImmutableField', message);
+  let m = /^updating the path '(.*)' would create a conflict at '(.*)'$/.exec(message);
+  if (m) return new CommandError('ConflictingUpdateOperators', `Updating the path '${m[1]!}' would create a conflict at '${m[2]!}'`);
+  m = /^unregistered pipeline operator (\$\w+)\.?$/.exec(message);
+  if (m) return new CommandError('Location40324', `Unrecognized pipeline stage name: '${m[1]!}'`);
+  if (/^cannot convert |^\$convert cannot convert /.test(message)) return new CommandError('ConversionFailure', message);
+  if (err instanceof SyntaxError && message.startsWith('Invalid regular expression')) return new CommandError('Location51091', `Regular expression is invalid: ${message}`);
+  m = /^Invalid flags supplied to RegExp constructor '(.*)'$/.exec(message);
+  if (err instanceof SyntaxError && m) return new CommandError('Location51108', `invalid flag in regex options: ${m[1]!}`);
   return new CommandError('BadValue', message);
 }

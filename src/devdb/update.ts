@@ -1,6 +1,6 @@
 // Computing the new version of a document for update/findAndModify: operator updates,
 // replacements, pipeline updates and upserts. Always works on a private copy.
-import { ObjectId } from 'bson';
+import { Long, ObjectId } from 'bson';
 import { applyUpdateOperators, runPipeline } from './engine.ts';
 import { CommandError } from './errors.ts';
 import { checkOperatorTargets } from './update-checks.ts';
@@ -11,6 +11,53 @@ const OPERATORS = new Set(['$set', '$unset', '$inc', '$mul', '$min', '$max', '$p
 const PROMOTED = new Set(['$inc', '$mul', '$min', '$max', '$pull', '$pullAll', '$bit']);
 
 export type UpdateSpec = Doc | Doc[];
+
+const INT32_MIN = -0x80000000;
+const INT32_MAX = 0x7fffffff;
+
+/**
+ * MongoDB's type of an int32 arithmetic result: two 32-bit integers whose sum or product leaves that range give a
+ * 64-bit integer (a Long), not a double. A stored plain integral number is an int32 (integral doubles stay wrapped,
+ * see values.ts normalizeIncoming), and so is an integral plain operand.
+ */
+function isInt32(v: number): boolean {
+  return Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX;
+}
+
+function int32Result(a: number, b: number, result: number): number | Long {
+  if (isInt32(a) && isInt32(b) && (result < INT32_MIN || result > INT32_MAX) && Number.isSafeInteger(result)) return Long.fromNumber(result);
+  return result;
+}
+
+function plainPath(doc: Doc, path: string): [parent: Doc, leaf: string] | undefined {
+  const parts = path.split('.');
+  let cur: unknown = doc;
+  for (const p of parts.slice(0, -1)) {
+    if (!isPlainObject(cur)) return undefined;
+    cur = cur[p];
+  }
+  return isPlainObject(cur) ? [cur, parts[parts.length - 1]!] : undefined;
+}
+
+/**
+ * After the general path: an `$inc`/`$mul` of an int32 (or missing) field by an int32 whose result left the 32-bit
+ * range becomes a Long, as on MongoDB (the promoted view it ran on had lost which numbers were int32).
+ */
+function widenInt32Results(next: Doc, base: Doc, u: Doc): void {
+  for (const op of ['$inc', '$mul']) {
+    const args = u[op];
+    if (!isPlainObject(args)) continue;
+    for (const [path, operand] of Object.entries(args)) {
+      if (typeof operand !== 'number' || !Number.isInteger(operand) || path.includes('$')) continue;
+      const before = plainPath(base, path);
+      const old = before ? before[0][before[1]] : undefined;
+      if (old !== undefined && !(typeof old === 'number' && Number.isInteger(old))) continue;
+      const after = plainPath(next, path);
+      const value = after ? after[0][after[1]] : undefined;
+      if (typeof value === 'number') after![0][after![1]] = int32Result(old === undefined ? 0 : (old), operand, value);
+    }
+  }
+}
 
 export function isOperatorUpdate(u: UpdateSpec): boolean {
   return !Array.isArray(u) && Object.keys(u).some((k) => k.startsWith('$'));
@@ -159,7 +206,7 @@ function simpleUpdate(old: Doc, oldView: Doc, u: Doc): UpdateOutcome | undefined
     if (k.includes('.') || k.startsWith('$') || typeof v !== 'number') return undefined;
     const cur = old[k];
     if (cur !== undefined && typeof cur !== 'number') return undefined;
-    next[k] = (cur ?? 0) + v;
+    next[k] = int32Result(cur ?? 0, v, (cur ?? 0) + v);
     if (v !== 0 || cur === undefined) modified = true;
   }
   return { doc: next, modified };
@@ -204,7 +251,7 @@ function incInPlace(old: Doc, u: Doc): UpdateOutcome | undefined {
     const value = inc[key] as number;
     const before = parent[leaf] as number | undefined;
     if (value === 0 && before !== undefined) return;
-    parent[leaf] = (before ?? 0) + value;
+    parent[leaf] = int32Result(before ?? 0, value, (before ?? 0) + value);
     modified = true;
   });
   return { doc: old, modified };
@@ -264,6 +311,7 @@ export function computeUpdate(old: Doc | undefined, oldView: Doc | undefined, u:
         : (applySimple(work, modifier) ?? applyUpdateOperators(work, modifier, positional ? filter : undefined, arrayFilters));
     if (!inserting && keyOf(work._id) !== keyOf(baseView._id)) throw immutableId();
     next = restoreTypes(work, base) as Doc;
+    widenInt32Results(next, base, u);
     modified = changed.length > 0;
   }
   if (!isPlainObject(next)) throw new CommandError('BadValue', 'update produced a non-document');

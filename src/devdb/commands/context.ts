@@ -6,6 +6,7 @@ import type { Cursors } from '../cursors.ts';
 import { CommandError } from '../errors.ts';
 import type { Sessions } from '../sessions.ts';
 import type { Transaction } from '../transactions.ts';
+import { SnapshotView } from '../snapshots.ts';
 import type { Doc } from '../values.ts';
 
 export interface ServerState {
@@ -24,6 +25,8 @@ export interface CommandContext {
   readonly cmd: Doc;
   readonly connectionId: number;
   readonly txn: Transaction | undefined;
+  /** The snapshot a read outside transactions reads at (snapshots.ts). */
+  readonly snapshot?: number | undefined;
 }
 
 export type Handler = (ctx: CommandContext) => Doc;
@@ -38,7 +41,9 @@ export function collectionName(ctx: CommandContext, field: string): string {
 }
 
 export function readable(ctx: CommandContext, coll: string): DocSet | undefined {
-  return ctx.txn ? ctx.txn.view(ctx.db, coll) : ctx.state.catalog.get(ctx.db, coll);
+  if (ctx.txn) return ctx.txn.view(ctx.db, coll);
+  const committed = ctx.state.catalog.get(ctx.db, coll);
+  return committed && ctx.snapshot !== undefined ? new SnapshotView(committed, ctx.snapshot) : committed;
 }
 
 /** Writes create the collection implicitly (inside a transaction: at commit). */

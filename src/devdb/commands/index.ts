@@ -3,12 +3,14 @@
 import { CommandError, toCommandError } from '../errors.ts';
 import { sessionKey, txnNumberOf } from '../sessions.ts';
 import type { Transaction } from '../transactions.ts';
-import type { Doc } from '../values.ts';
 import { adminCommands } from './admin.ts';
 import type { Handler, ServerState } from './context.ts';
 import { ddlCommands } from './ddl.ts';
 import { readCommands } from './read.ts';
-import { refuseUnsupported } from './refusals.ts';
+import { refuseUnsupported, SNAPSHOT_READS } from './refusals.ts';
+import { currentSequence } from '../collection.ts';
+import { clusterTime, sequenceOf, snapshots } from '../snapshots.ts';
+import { isPlainObject, type Doc } from '../values.ts';
 import { Blocked, blockingTransaction } from './wait.ts';
 import { writeCommands } from './write.ts';
 
@@ -33,6 +35,16 @@ function transactionFor(state: ServerState, name: string, cmd: Doc): Transaction
  * The command's reply, or Blocked when it is a write outside a transaction to a document a running transaction has
  * written: it has not run, and is to be run again once that transaction has ended (see wait.ts).
  */
+/** The snapshot a read outside transactions asks for: the one it names (atClusterTime) or a new one. */
+function snapshotOf(name: string, cmd: Doc): number | undefined {
+  const rc = cmd.readConcern;
+  if (!isPlainObject(rc) || rc.level !== 'snapshot' || !SNAPSHOT_READS.has(name)) return undefined;
+  const at = sequenceOf(rc.atClusterTime);
+  if (at === undefined) return snapshots.take(currentSequence());
+  snapshots.use(at);
+  return at;
+}
+
 export function runCommand(state: ServerState, cmd: Doc, connectionId: number, defaultDb = 'admin'): Doc | Blocked {
   const name = Object.keys(cmd)[0];
   const db = typeof cmd.$db === 'string' ? cmd.$db : defaultDb;
@@ -42,12 +54,18 @@ export function runCommand(state: ServerState, cmd: Doc, connectionId: number, d
     if (!handler) throw new CommandError('CommandNotFound', `no such command: '${name ?? ''}'`);
     txn = transactionFor(state, name!, cmd);
     if (txn && !IN_TRANSACTION.has(name!)) throw new CommandError('OperationNotSupportedInTransaction', `Cannot run '${name!}' in a multi-document transaction.`);
-    refuseUnsupported(state, db, name!, cmd);
+    refuseUnsupported(state, db, name!, cmd, txn !== undefined);
     if (!txn) {
       const holder = blockingTransaction(state, db, name!, cmd);
       if (holder) return new Blocked(holder);
     }
-    const reply = handler({ state, db, cmd, connectionId, txn });
+    const snapshot = txn ? undefined : snapshotOf(name!, cmd);
+    const reply = handler({ state, db, cmd, connectionId, txn, snapshot });
+    if (snapshot !== undefined) {
+      // The time of the snapshot, for the session's later reads: on the cursor (find, aggregate) or the reply.
+      if (isPlainObject(reply.cursor)) reply.cursor.atClusterTime = clusterTime(snapshot);
+      else reply.atClusterTime = clusterTime(snapshot);
+    }
     // MongoDB aborts a transaction whose statement failed; later statements see NoSuchTransaction.
     if (txn && Array.isArray(reply.writeErrors) && reply.writeErrors.length > 0) txn.abort();
     return reply;

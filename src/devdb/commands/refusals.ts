@@ -43,11 +43,16 @@ function checkHint(state: ServerState, db: string, coll: unknown, hint: unknown)
   if (!found) throw new CommandError('BadValue', 'hint provided does not correspond to an existing index');
 }
 
-function checkReadConcern(rc: unknown): void {
+/** Snapshot reads are implemented for find, aggregate and distinct outside transactions (snapshots.ts). */
+export const SNAPSHOT_READS = new Set(['find', 'aggregate', 'distinct']);
+/** A snapshot session sends its read concern with these too: their batches come from the cursor its read made. */
+const SNAPSHOT_CURSORS = new Set(['getMore', 'killCursors']);
+
+function checkReadConcern(rc: unknown, name: string, inTransaction: boolean): void {
   if (!isPlainObject(rc)) return;
-  if (rc.level === 'snapshot' || rc.atClusterTime !== undefined) {
-    throw notImplemented('snapshot read concern', 'its reads see the latest committed data (read committed), not a snapshot');
-  }
+  if (rc.level !== 'snapshot' && rc.atClusterTime === undefined) return;
+  if (inTransaction) throw notImplemented('snapshot read concern in transactions', 'a transaction reads the latest committed data (read committed), not a snapshot');
+  if (!SNAPSHOT_READS.has(name) && !SNAPSHOT_CURSORS.has(name)) throw notImplemented(`snapshot read concern for '${name}'`, 'only find, aggregate and distinct read a snapshot');
 }
 
 /** Collection options devdb would otherwise accept and ignore. */
@@ -73,9 +78,9 @@ const COLLECTION_OPTIONS: Record<string, string> = {
 const TOP_LEVEL: Record<string, string> = { find: 'find', aggregate: 'aggregate', count: 'count', distinct: 'distinct', findAndModify: 'findAndModify', findandmodify: 'findandmodify' };
 const STATEMENTS: Record<string, [field: string, statements: string]> = { update: ['update', 'updates'], delete: ['delete', 'deletes'] };
 
-export function refuseUnsupported(state: ServerState, db: string, name: string, cmd: Doc): void {
+export function refuseUnsupported(state: ServerState, db: string, name: string, cmd: Doc, inTransaction: boolean): void {
   checkWriteConcern(cmd.writeConcern);
-  checkReadConcern(cmd.readConcern);
+  checkReadConcern(cmd.readConcern, name, inTransaction);
   const top = TOP_LEVEL[name];
   if (top) {
     checkCollation(cmd.collation);

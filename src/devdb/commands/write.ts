@@ -12,7 +12,9 @@ import { collectionName, optionalDoc, readable, writable, type CommandContext, t
 
 function prepareInsert(doc: unknown): Doc {
   if (!isPlainObject(doc)) throw new CommandError('BadValue', 'document to insert must be an object');
-  if (Array.isArray(doc._id)) throw new CommandError('BadValue', "can't use an array for _id");
+  // MongoDB's InvalidIdField (53): an _id can be neither an array, a regex nor undefined.
+  if (Array.isArray(doc._id)) throw new CommandError('InvalidIdField', "The '_id' value cannot be of type array");
+  if (doc._id instanceof RegExp || (doc._id as { _bsontype?: string } | null)?._bsontype === 'BSONRegExp') throw new CommandError('InvalidIdField', "The '_id' value cannot be of type regex");
   if (doc._id === undefined) return { _id: new ObjectId(), ...doc };
   // MongoDB stores _id as the first field; the driver appends it when it generates one.
   if (Object.keys(doc)[0] !== '_id') {
