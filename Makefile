@@ -7,16 +7,19 @@ export PATH := $(NODE_HOME)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 export npm_config_nodedir := $(NODE_HOME)
 IMAGE ?= linkplane:dev
 
-.PHONY: run operator test lint typecheck build image chart bench deps node clean
+.PHONY: run operator test test-cluster lint typecheck build image chart bench deps node clean
 
 run: deps ## Run Linkplane all-in-one (API :8080/v1, redirects :8081) on the embedded development database
 	node src/main/run.ts all-in-one
 
-operator: deps ## Run the custom-domains operator against $$KUBECONFIG (see README, "The operator")
+operator: deps ## Run the custom-domains operator against $$KUBECONFIG (see docs/kubernetes.md, "The operator")
 	node operator/main.ts
 
 test: deps ## The whole suite: type-check, lint, unit, integration (real NATS, MongoDB protocol, HTTP, helm)
 	npm test
+
+test-cluster: deps ## A NATS node and a worker killed under load: three-node JetStream cluster on loopback, two replicas of each process (a few minutes)
+	npm run test:cluster
 
 lint: deps
 	npm run typecheck

@@ -1,6 +1,8 @@
 // Links API benchmark: GET /v1/links?limit=50 and POST /v1/links against the api process on devdb, beside node:http
 // and Koa answering the same page (the floor), and the cost of validating one link body with every optional block
-// filled (in this process, no I/O).
+// filled (in this process, no I/O). The write path: links/s through POST /v1/links/bulk (calls of 100, a few at a
+// time) beside 20 concurrent single POST /v1/links in the same rounds, and the seeding of the workspace (BENCH_LINKS,
+// 100,000 links by bulk calls) timed as an import, with the peak RSS of the api and devdb.
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
@@ -10,6 +12,18 @@ import { LinkCreateSchema } from '../src/links/link.schemas.ts';
 import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
 import { readFileSync } from 'node:fs';
 import { benchDatabase, cpuSecondsOf, freePort, median, startChild, stopChild } from './harness.ts';
+
+/** Links per bulk call, and calls in flight at once, in the bulk rows. */
+const BULK_SIZE = 100;
+const BULK_CONCURRENCY = 4;
+/** Concurrent single creates beside them. */
+const SINGLE_CONNECTIONS = 20;
+
+/** Peak resident memory of a child so far (VmHWM), in MB. */
+function peakRssMb(child: ChildProcess): number {
+  const line = readFileSync(`/proc/${child.pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
+  return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 1024);
+}
 import type { BenchOptions } from './foundation.bench.ts';
 
 /** A link using every optional block, near its bounds where that costs the validator most. */
@@ -116,14 +130,19 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
     const seedStart = Date.now();
     let next = 0;
     await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        for (let i = next++; i * 100 < total; i = next++) {
-          const res = await fetch(`${base}/links/bulk`, { method: 'POST', headers, body: JSON.stringify(Array.from({ length: Math.min(100, total - i * 100) }, (_, j) => ({ url: `https://example.com/${i}/${j}`, title: `seed ${i}-${j}` }))) });
+      Array.from({ length: BULK_CONCURRENCY }, async () => {
+        for (let i = next++; i * BULK_SIZE < total; i = next++) {
+          const res = await fetch(`${base}/links/bulk`, { method: 'POST', headers, body: JSON.stringify(Array.from({ length: Math.min(BULK_SIZE, total - i * BULK_SIZE) }, (_, j) => ({ url: `https://example.com/${i}/${j}`, title: `seed ${i}-${j}` }))) });
           if (res.status >= 300) throw new Error(`seeding links: ${res.status} ${await res.text()}`);
+          const { failed } = (await res.json()) as { failed: number };
+          if (failed > 0) throw new Error(`seeding links: ${failed} failed`);
         }
       }),
     );
-    console.error(`seeded ${total} links in ${Math.round((Date.now() - seedStart) / 1000)} s`);
+    const seedSeconds = (Date.now() - seedStart) / 1000;
+    // The seeding is an import by bulk calls: its time, and the memory it took on either side.
+    const importSimulation = { links: total, calls_of: BULK_SIZE, concurrent_calls: BULK_CONCURRENCY, seconds: Math.round(seedSeconds * 10) / 10, links_per_second: Math.round(total / seedSeconds), api_peak_rss_mb: peakRssMb(api), devdb_peak_rss_mb: peakRssMb(database.child) };
+    console.error(`seeded ${total} links in ${importSimulation.seconds} s (${importSimulation.links_per_second} links/s), peak RSS api ${importSimulation.api_peak_rss_mb} MB devdb ${importSimulation.devdb_peak_rss_mb} MB`);
     // Another workspace whose first page shows tags: every link with two of three, so each page also reads its tags.
     const tagged = { Authorization: `Bearer ${taggedKey}`, 'Content-Type': 'application/json' };
     const tagIds: string[] = [];
@@ -182,6 +201,43 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
       console.error(`${name}: ${Math.round(r.requests.average)} req/s p99 ${r.latency.p99} ms non-2xx ${r.non2xx}${server ? ` cpu/request api ${cpu.api_cpu_us} µs devdb ${cpu.devdb_cpu_us} µs` : ''} load ${loadAverage}`);
       return { target: name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors, ...cpu, load_average: loadAverage };
     };
+    // Bulk calls of BULK_SIZE, BULK_CONCURRENCY in flight, for the run's seconds: links created per second (every call
+    // must create all of its links), with the CPU per link of the api and devdb.
+    let bulkCall = 0;
+    const bulkRun = async (name: string) => {
+      const before = [cpuSecondsOf(api), cpuSecondsOf(database.child)];
+      const start = Date.now();
+      const end = start + options.seconds * 1000;
+      let created = 0;
+      let calls = 0;
+      const latencies: number[] = [];
+      await Promise.all(
+        Array.from({ length: BULK_CONCURRENCY }, async () => {
+          while (Date.now() < end) {
+            const n = bulkCall++;
+            const body = JSON.stringify(Array.from({ length: BULK_SIZE }, (_, j) => ({ url: `https://example.com/bulk/${n}/${j}`, title: `bulk ${n}-${j}` })));
+            const sent = Date.now();
+            const res = await fetch(`${base}/links/bulk`, { method: 'POST', headers, body });
+            if (res.status >= 300) throw new Error(`bulk create: ${res.status} ${await res.text()}`);
+            const result = (await res.json()) as { created: number; failed: number };
+            if (result.failed > 0) throw new Error(`bulk create: ${result.failed} failed`);
+            latencies.push(Date.now() - sent);
+            created += result.created;
+            calls++;
+          }
+        }),
+      );
+      const seconds = (Date.now() - start) / 1000;
+      const perLink = (s: number) => Math.round((s * 1e6) / Math.max(1, created));
+      const cpu = { api_cpu_us: perLink(cpuSecondsOf(api) - before[0]!), devdb_cpu_us: perLink(cpuSecondsOf(database.child) - before[1]!) };
+      const sorted = latencies.sort((a, b) => a - b);
+      const loadAverage = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+      const linksPerSecond = Math.round(created / seconds);
+      console.error(`${name}: ${linksPerSecond} links/s (${calls} calls) p50 ${median(sorted)} ms p99 ${sorted[Math.floor(sorted.length * 0.99)] ?? 0} ms cpu/link api ${cpu.api_cpu_us} µs devdb ${cpu.devdb_cpu_us} µs load ${loadAverage}`);
+      return { target: name, rps: linksPerSecond, links_per_second: linksPerSecond, calls, p50: median(sorted), p99: sorted[Math.floor(sorted.length * 0.99)] ?? 0, non2xx: 0, errors: 0, ...cpu, load_average: loadAverage };
+    };
+    const bulkName = `POST /v1/links/bulk (${BULK_SIZE} per call, ${BULK_CONCURRENCY} concurrent): links/s`;
+    const singleName = `POST /v1/links (${SINGLE_CONNECTIONS} concurrent): links/s`;
     const rows = [];
     for (let round = 0; round < options.rounds; round++) {
       rows.push(await run('node:http (same bytes)', { url: `http://127.0.0.1:${httpPort}/v1/links` }));
@@ -195,6 +251,8 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
         rows.push(await run('baseline GET /v1/links?limit=50 (every link tagged)', { url: `http://127.0.0.1:${baselinePort}/v1/links?limit=50`, headers: tagged }, baselineApi));
       }
       rows.push(await run('POST /v1/links', { url: `${base}/links`, method: 'POST', headers, body: JSON.stringify({ url: 'https://example.com/new' }) }, api));
+      rows.push(await bulkRun(bulkName));
+      rows.push(await run(singleName, { url: `${base}/links`, method: 'POST', headers, body: JSON.stringify({ url: 'https://example.com/new' }), connections: SINGLE_CONNECTIONS }, api));
     }
     const medians = new Map<string, number>();
     for (const name of new Set(rows.map((r) => r.target))) medians.set(name, median(rows.filter((r) => r.target === name).map((r) => r.rps)));
@@ -203,7 +261,16 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
       const measured = rows.filter((r) => r.target === name && 'api_cpu_us' in r) as Array<{ api_cpu_us: number; devdb_cpu_us: number }>;
       if (measured.length) cpu[name] = { api_us: median(measured.map((r) => r.api_cpu_us)), devdb_us: median(measured.map((r) => r.devdb_cpu_us)) };
     }
-    return { database: 'devdb (src/devdb, separate process)', links_in_workspace: total, response_bytes: Buffer.byteLength(page), median_rps: Object.fromEntries(medians), median_cpu_per_request: cpu, rows, validation: validationCost() };
+    // Per link: a single create is one link per request; the ratio is taken round by round (same machine load).
+    const bulkRows = rows.filter((r) => r.target === bulkName);
+    const singleRows = rows.filter((r) => r.target === singleName);
+    const writePath = {
+      bulk_links_per_second: medians.get(bulkName),
+      single_links_per_second: medians.get(singleName),
+      bulk_over_single_per_link: Math.round(median(bulkRows.map((r, i) => r.rps / Math.max(1, singleRows[i]!.rps))) * 10) / 10,
+    };
+    console.error(`write path: bulk ${writePath.bulk_links_per_second} links/s, single ${writePath.single_links_per_second} links/s, ratio ${writePath.bulk_over_single_per_link}`);
+    return { database: 'devdb (src/devdb, separate process)', links_in_workspace: total, write_path: writePath, import_simulation: importSimulation, response_bytes: Buffer.byteLength(page), median_rps: Object.fromEntries(medians), median_cpu_per_request: cpu, rows, validation: validationCost() };
   } finally {
     for (const child of children.reverse()) await stopChild(child);
   }

@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  await provisionStreams(nats, config.nats.duplicateWindowMs);
+  await provisionStreams(nats, config.nats.duplicateWindowMs, { logger });
 
   const kubeConfig = new KubeConfig();
   if (config.kubeconfig !== null) kubeConfig.loadFromFile(config.kubeconfig);

@@ -176,6 +176,13 @@ function operationalRules(): RuleGroup[] {
       description: 'Redirect {{ $labels.instance }} in namespace {{ $labels.namespace }} dropped {{ $value | humanize }} clicks in 10 minutes: its click buffer was full while NATS did not accept them.',
     }),
     alert({
+      alert: 'LinkplaneClickSpoolFilling',
+      expr: 'max by (namespace, instance) (linkplane_click_spool_bytes / (linkplane_click_spool_max_bytes > 0)) > 0.5',
+      labels: { severity: 'warning' },
+      summary: 'Redirect pods are spooling clicks to disk',
+      description: 'Redirect {{ $labels.instance }} in namespace {{ $labels.namespace }} has filled {{ $value | humanizePercentage }} of its click spool while NATS did not accept clicks; when it is full, clicks are dropped.',
+    }),
+    alert({
       alert: 'LinkplaneClickPublishFailing',
       expr: 'sum by (namespace, instance) (rate(linkplane_click_publish_failures_total[5m])) > 0',
       for: '5m',

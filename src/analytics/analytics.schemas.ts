@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { DateTime, Integer, Nullable, StringEnum, closed } from '../platform/schema.ts';
 import { DIMENSIONS } from './dimensions.ts';
-import { CELL_PRECISION, TOTAL_PRECISION, standardError } from './hll.ts';
+import { CELL_PRECISION, TOTAL_PRECISION, exactLimit, standardError } from './hll.ts';
 
 export const INTERVALS = ['24h', '7d', '30d', '90d', '12mo', 'all'] as const;
 export type Interval = (typeof INTERVALS)[number];
@@ -70,7 +70,7 @@ export function breakdownSchema<D extends readonly string[]>(dimensions: D) {
       ...Echo,
       dimension: StringEnum(dimensions),
       total_clicks: Count,
-      unique_visitors_error: Type.Number(),
+      unique_visitors_error: UniquesError,
       data: Type.Array(BreakdownRow),
     },
     closed,
@@ -101,6 +101,20 @@ export type AnalyticsQuery = SummaryQuery & Partial<Pick<TimeseriesQuery, 'granu
 
 const Count = Type.Integer({ minimum: 0 });
 
+const percent = (p: number) => `${(standardError(p) * 100).toFixed(2)} %`;
+/** Where unique visitors are exact and where they are an estimate, with its error: said once for every field. */
+const UNIQUES =
+  'Distinct visitors counted under `bots`, never more than the clicks. Exact while each stored bucket holds few visitors ' +
+  `(up to ${exactLimit(CELL_PRECISION).toLocaleString('en')} per dimension value, ${exactLimit(TOTAL_PRECISION).toLocaleString('en')} for totals, in each ` +
+  'quarter-hour, hour or day kept); beyond that an estimate (HyperLogLog) whose relative standard error is ' +
+  `${percent(TOTAL_PRECISION)} for totals and ${percent(CELL_PRECISION)} per dimension value (\`unique_visitors_error\` where the answer has it).`;
+const Uniques = Type.Integer({ minimum: 0, description: UNIQUES });
+const UniquesError = Type.Number({
+  description:
+    'Relative standard error of `unique_visitors` (of the rows, in a breakdown): 0 when every figure it covers is an exact count, else the ' +
+    'estimate\'s (one standard error: the figure is within twice it of the true count 95 % of the time)',
+});
+
 /** Revenue per ISO 4217 currency in integer minor units; currencies are never added together or converted. */
 const Revenue = Type.Record(Type.String({ pattern: '^[A-Z]{3}$' }), Type.Integer({ minimum: 0 }), {
   description: 'Revenue of the conversions per ISO 4217 currency, in integer minor units (cents for USD): `{ "EUR": 1250, "USD": 300 }`; `{}` when none',
@@ -120,7 +134,7 @@ const Figures = {
   clicks: Type.Integer({ minimum: 0, description: 'Clicks counted under `bots`' }),
   human_clicks: Count,
   bot_clicks: Count,
-  unique_visitors: Type.Integer({ minimum: 0, description: 'Estimated distinct visitors counted under `bots` (HyperLogLog)' }),
+  unique_visitors: Uniques,
   conversions: Count,
   revenue: Revenue,
 };
@@ -134,7 +148,7 @@ export const SummarySchema = Type.Object(
   {
     ...Echo,
     ...Figures,
-    unique_visitors_error: Type.Number({ description: 'Relative standard error of `unique_visitors`' }),
+    unique_visitors_error: UniquesError,
     previous: Type.Object({ start: Type.String(), end: Type.String(), ...Figures }, { ...closed, description: 'The same figures for the period of equal length just before' }),
   },
   closed,
@@ -163,7 +177,7 @@ const BreakdownRow = Type.Object(
   {
     value: Nullable(Type.String(), { description: 'The dimension value; null when the click had none (no referer, no rule…)' }),
     clicks: Count,
-    unique_visitors: Count,
+    unique_visitors: Uniques,
     conversions: Count,
     revenue: Revenue,
     share: Type.Number({ minimum: 0, maximum: 1, description: 'clicks / total_clicks' }),
@@ -186,7 +200,7 @@ export const TopLinksSchema = Type.Object(
           domain: Nullable(Type.String()),
           slug: Nullable(Type.String()),
           clicks: Count,
-          unique_visitors: Count,
+          unique_visitors: Uniques,
           conversions: Count,
           revenue: Revenue,
         },

@@ -12,7 +12,7 @@ import { ValidationError } from '../platform/errors.ts';
 import type { LinkDoc } from '../links/link.store.ts';
 import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
 import type { Plan } from '../tenancy/plans.ts';
-import { CELL_PRECISION, Hll, hashVisitor, registerOf } from './hll.ts';
+import { CELL_PRECISION, countVisitors, hashVisitor, isExactSet, visitorKey } from './hll.ts';
 import { TOTAL, cellKey, cellValue, dimensionValues, isBot, type Dimension } from './dimensions.ts';
 import type { EdgeClickStore } from './edge-clicks.store.ts';
 import { fromClickDoc } from './raw-click.ts';
@@ -75,7 +75,7 @@ class Acc {
   humans: Uint8Array[] = [];
   bots: Uint8Array[] = [];
 
-  /** Register updates of visitors counted from raw clicks (packed `index << 8 | rank`, at the cells' precision). */
+  /** Visitors counted from raw clicks, as their keys (visitorKey). */
   humanRegisters: number[] = [];
   botRegisters: number[] = [];
 
@@ -95,12 +95,12 @@ class Acc {
     this.cv += conversions;
     addRevenue(this.rev, revenue);
     if (!rolledUp) return;
-    const { index, rank } = registerOf(hashVisitor(visitorId), CELL_PRECISION);
+    const key = visitorKey(hashVisitor(visitorId));
     this.c++;
     if (bot) {
       this.b++;
-      this.botRegisters.push((index << 8) | rank);
-    } else this.humanRegisters.push((index << 8) | rank);
+      this.botRegisters.push(key);
+    } else this.humanRegisters.push(key);
   }
 
   clicks(bots: Resolved['bots']): number {
@@ -117,11 +117,13 @@ class Acc {
   private unite(bots: Resolved['bots']): number {
     const parts = bots === 'exclude' ? this.humans : bots === 'only' ? this.bots : [...this.humans, ...this.bots];
     const registers = bots === 'exclude' ? this.humanRegisters : bots === 'only' ? this.botRegisters : [...this.humanRegisters, ...this.botRegisters];
-    if (parts.length === 0 && registers.length === 0) return 0;
-    const sketch = new Hll(parts[0]?.[1] ?? CELL_PRECISION);
-    for (const p of parts) sketch.mergeBytes(p);
-    for (const r of registers) sketch.set(r >>> 8, r & 0xff);
-    return sketch.estimate();
+    return countVisitors(parts, registers, CELL_PRECISION, this.clicks(bots));
+  }
+
+  /** Whether uniques(bots) is an exact count: every sketch it unites is still an exact set (raw clicks always are). */
+  exact(bots: Resolved['bots']): boolean {
+    const parts = bots === 'exclude' ? this.humans : bots === 'only' ? this.bots : [...this.humans, ...this.bots];
+    return parts.every(isExactSet);
   }
 
   /** Revenue per currency, currencies in code order (a stable answer). */
@@ -218,7 +220,7 @@ export class AnalyticsService {
       range: rangeView(r),
       bots: r.bots,
       ...acc.figures(r.bots),
-      unique_visitors_error: r.visitor ? ERROR_BOUNDS.values : ERROR_BOUNDS.totals,
+      unique_visitors_error: acc.exact(r.bots) ? 0 : r.visitor ? ERROR_BOUNDS.values : ERROR_BOUNDS.totals,
       previous: { start: isoInZone(previous.start, r.zone), end: isoInZone(previous.end, r.zone), ...prev.figures(r.bots) },
     };
   }
@@ -270,7 +272,7 @@ export class AnalyticsService {
       dimension,
       total_clicks: total,
       // Per workspace without a visitor filter, the rows are the totals' sketches.
-      unique_visitors_error: dimension === 'workspace' && !r.visitor ? ERROR_BOUNDS.totals : ERROR_BOUNDS.values,
+      unique_visitors_error: rows.every((row) => row.acc.exact(r.bots)) ? 0 : dimension === 'workspace' && !r.visitor ? ERROR_BOUNDS.totals : ERROR_BOUNDS.values,
       data: rows.map(({ key, acc, clicks }) => ({
         value: dimension === 'link' || dimension === 'workspace' ? key : cellValue(key),
         clicks,

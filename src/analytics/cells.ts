@@ -39,7 +39,7 @@ export interface Cell {
   bots: Uint8Array | null;
 }
 
-/** A cell being built: counts, and its sketches as register updates (packed `index << 8 | rank`) and/or stored sketches. */
+/** A cell being built: counts, and its sketches as visitor keys (hll.ts visitorKey) and/or stored sketches. */
 export interface CellBuilder {
   c: number;
   b: number;

@@ -20,6 +20,9 @@ import { readRowClick, type RowClick } from './export-bson.ts';
 import { isoInZone } from './time.ts';
 import type { Resolved } from './query.ts';
 import { LEASE_MS, type ExportSlots } from './export-slots.ts';
+import { CsvCells, UNPARSE, type CsvValue } from '../platform/csv.ts';
+
+export { CsvCells, UNPARSE, type CsvValue };
 
 export const EXPORT_COLUMNS = [
   'click_id',
@@ -151,52 +154,7 @@ const CHUNK_ROWS = 100;
  */
 const BATCH_CLICKS = 200;
 
-/** RFC 4180 (CRLF line ends); a cell starting with `=`, `+`, `-`, `@`, a tab or a CR gets a leading `'` (whatever follows, newlines included). */
-export const UNPARSE: Papa.UnparseConfig = { newline: '\r\n', escapeFormulae: /^[=+\-@\t\r]/ };
 const HEADER = `${Papa.unparse([[...EXPORT_COLUMNS]], UNPARSE)}\r\n`;
-
-/**
- * Text that is its own CSV cell: no quote, comma, CR, LF, space or byte order mark anywhere (nothing to quote), and a
- * first character that no spreadsheet reads as a formula. Ids, times, codes, addresses and most URLs are.
- */
-const PLAIN = /^[0-9A-Za-z_./:][0-9A-Za-z_./:?&=%#~+\-@!$*;]*$/;
-/** Characters of cell text an export keeps for values that repeat (a city, a referer): about 2 MB at most. */
-const KNOWN_CHARS = 1_000_000;
-
-/** What a cell of the export holds. */
-export type CsvValue = string | number | boolean | null | undefined;
-
-/**
- * The CSV text of an export's cells: what `unparse` makes of each, asked of it once per distinct value (cities,
- * referers and URLs repeat from row to row, and `unparse` weighs more per cell than reading the click) and not at all
- * for PLAIN text, which it would leave as it is. One per export, so what it keeps goes with the export.
- */
-export class CsvCells {
-  private readonly known = new Map<CsvValue, string>();
-  private room = KNOWN_CHARS;
-
-  /** One record, CRLF included. */
-  record(values: readonly CsvValue[]): string {
-    let line = '';
-    for (let i = 0; i < values.length; i++) line += i === 0 ? this.cell(values[i]) : `,${this.cell(values[i])}`;
-    return `${line}\r\n`;
-  }
-
-  private cell(value: CsvValue): string {
-    if (value === null || value === undefined) return '';
-    const text = typeof value === 'string' ? value : String(value);
-    if (PLAIN.test(text)) return text;
-    let cell = this.known.get(value);
-    if (cell !== undefined) return cell;
-    // A number or a boolean keeps its own type: `unparse` guards text only, and -1 is a number, not a formula.
-    cell = Papa.unparse([[value]], UNPARSE);
-    if (cell.length <= this.room) {
-      this.known.set(value, cell);
-      this.room -= cell.length;
-    }
-    return cell;
-  }
-}
 
 const DECODE: DeserializeOptions = { validation: { utf8: false } };
 

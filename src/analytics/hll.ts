@@ -2,6 +2,9 @@
 // and a sparse serialised form, so a bucket with three visitors costs a few bytes, not 2^p. Sketches merge by taking
 // the larger register, so unique visitors of any set of buckets (a range, a bucket of a time series, several values
 // of a filter) are the estimate of the merged sketch. Standard error: 1.04 / sqrt(2^p).
+// Below EXACT_LIMIT visitors a sketch is kept as the exact set of its visitors (their 32-bit hash prefixes and ranks,
+// from which any precision's registers follow): its count is exact, not an estimate, and it becomes registers only
+// when it grows past the limit or meets a sketch that already has.
 // No maintained npm package offered a mergeable, serialisable sketch with a stable byte format, hence this one.
 import { hash } from 'node:crypto';
 
@@ -33,11 +36,38 @@ export function registerOf(hash: VisitorHash, p: number): { index: number; rank:
   return { index, rank: 32 - p + (hash.lo === 0 ? 32 : Math.clz32(hash.lo)) + 1 };
 }
 
+/**
+ * A visitor as the sketches keep it while they are exact sets: the first 32 bits of its hash, times 64, plus the
+ * rank of the next 32 (1..33). Every precision's register follows from it (registerOfKey), and two visitors are one
+ * only if their first 32 hash bits agree (about one pair in 2,000 among 4,000 visitors).
+ */
+export function visitorKey(hash: VisitorHash): number {
+  return hash.hi * 64 + (hash.lo === 0 ? 33 : Math.clz32(hash.lo) + 1);
+}
+
+/** The register of a visitor key at precision p: the same one registerOf gives for its hash. */
+export function registerOfKey(key: number, p: number): { index: number; rank: number } {
+  const hi = Math.floor(key / 64);
+  const index = hi >>> (32 - p);
+  const rest = (hi << p) >>> 0;
+  if (rest !== 0) return { index, rank: Math.clz32(rest) + 1 };
+  return { index, rank: 32 - p + (key % 64) };
+}
+
+/** How many visitors a sketch of precision p keeps as an exact set: at least 1,024, more where that is no larger than its registers. */
+export function exactLimit(p: number): number {
+  return Math.max(1024, Math.floor(2 ** p / EXACT_ENTRY_BYTES));
+}
+
 /** 2^-r for every rank a register can hold: a time series estimates thousands of registers per bucket. */
 const INVERSE_POWERS = Float64Array.from({ length: 256 }, (_, r) => 2 ** -r);
 
 const DENSE = 0;
+/** Register pairs (index, rank): written by earlier versions, still read. */
 const SPARSE = 1;
+/** The exact set: visitor keys, 4 bytes of hash prefix then 1 of rank each, in prefix order, one per prefix. */
+const EXACT = 2;
+const EXACT_ENTRY_BYTES = 5;
 
 export class Hll {
   readonly p: number;
@@ -52,6 +82,18 @@ export class Hll {
   add(hash: VisitorHash): boolean {
     const { index, rank } = registerOf(hash, this.p);
     return this.set(index, rank);
+  }
+
+  addKey(key: number): boolean {
+    const { index, rank } = registerOfKey(key, this.p);
+    return this.set(index, rank);
+  }
+
+  /** Registers set: a lower bound of the distinct visitors (two visitors share a register at most). */
+  occupied(): number {
+    let n = 0;
+    for (const r of this.registers) if (r !== 0) n++;
+    return n;
   }
 
   set(index: number, rank: number): boolean {
@@ -138,6 +180,10 @@ export class Hll {
       }
       return this;
     }
+    if (bytes[0] === EXACT) {
+      for (const key of exactKeys(bytes)) this.addKey(key);
+      return this;
+    }
     if (bytes[0] !== SPARSE || (bytes.length - 2) % 3 !== 0) throw new RangeError('malformed HyperLogLog sketch');
     for (let o = 2; o < bytes.length; o += 3) {
       const index = (bytes[o]! << 8) | bytes[o + 1]!;
@@ -149,96 +195,128 @@ export class Hll {
   }
 }
 
+/** The visitor keys of an exact set (format EXACT), in prefix order. */
+function exactKeys(bytes: Uint8Array): number[] {
+  if ((bytes.length - 2) % EXACT_ENTRY_BYTES !== 0) throw new RangeError('malformed HyperLogLog sketch');
+  const keys: number[] = [];
+  for (let o = 2; o < bytes.length; o += EXACT_ENTRY_BYTES) {
+    const hi = ((bytes[o]! << 24) >>> 0) + (bytes[o + 1]! << 16) + (bytes[o + 2]! << 8) + bytes[o + 3]!;
+    const rank = bytes[o + 4]!;
+    if (rank < 1 || rank > 33) throw new RangeError('malformed HyperLogLog sketch');
+    keys.push(hi * 64 + rank);
+  }
+  return keys;
+}
+
 /**
- * The union of serialised sketches of one precision, serialised: sparse while the registers set stay few (merged
- * without expanding 2^p registers), else through a dense sketch. Empty input gives an empty sparse sketch.
+ * The union of serialised sketches of one precision, serialised: an exact set while every part is one and the union
+ * stays under the limit, else through a dense sketch. Empty input gives an empty exact set.
  */
 export function unionBytes(parts: readonly Uint8Array[], p: number): Uint8Array {
-  const m = 2 ** p;
-  let entries = 0;
-  let sparse = true;
+  let exact = true;
   for (const part of parts) {
     if (part.length < 2 || part[1] !== p) throw new RangeError(`not a HyperLogLog sketch of precision ${p}`);
-    if (part[0] !== SPARSE) sparse = false;
-    else entries += (part.length - 2) / 3;
+    if (part[0] !== EXACT) exact = false;
   }
-  if (!sparse || entries * 3 >= m) {
-    const sketch = new Hll(p);
-    for (const part of parts) sketch.mergeBytes(part);
-    return sketch.toBytes();
-  }
-  const packed: number[] = [];
-  for (const part of parts) {
-    if ((part.length - 2) % 3 !== 0) throw new RangeError('malformed HyperLogLog sketch');
-    for (let o = 2; o < part.length; o += 3) packed.push((((part[o]! << 8) | part[o + 1]!) << 8) | part[o + 2]!);
-  }
-  return registersToBytes(packed, p);
+  if (exact) return registersToBytes(parts.flatMap(exactKeys), p);
+  const sketch = new Hll(p);
+  for (const part of parts) sketch.mergeBytes(part);
+  return sketch.toBytes();
 }
 
-/** Bytes of a serialised sketch holding one register (sparse: precision, then one index and rank). */
-export const SINGLE_REGISTER_BYTES = 5;
+/** Whether a serialised sketch is still the exact set of its visitors (counted exactly, not estimated). */
+export function isExactSet(bytes: Uint8Array): boolean {
+  return bytes[0] === EXACT;
+}
 
-/** Writes at `at` the serialised sketch holding the one register update `packed` (`index << 8 | rank`). */
-export function writeSingleRegister(out: Uint8Array, at: number, packed: number, p: number): void {
-  const index = packed >>> 8;
-  if (index >= 2 ** p) throw new RangeError('malformed HyperLogLog register');
-  out[at] = SPARSE;
+/**
+ * Distinct visitors of serialised sketches and visitor keys together, never more than `ceiling` (the clicks they
+ * come from): exact while every sketch is an exact set, else the estimate, no lower than the registers set.
+ */
+export function countVisitors(parts: readonly Uint8Array[], keys: readonly number[], p: number, ceiling: number): number {
+  if (parts.length === 0 && keys.length === 0) return 0;
+  if (parts.every(isExactSet)) {
+    const prefixes = new Set<number>();
+    for (const part of parts) for (const key of exactKeys(part)) prefixes.add(Math.floor(key / 64));
+    for (const key of keys) prefixes.add(Math.floor(key / 64));
+    return Math.min(prefixes.size, ceiling);
+  }
+  const sketch = new Hll(parts[0]?.[1] ?? p);
+  for (const part of parts) sketch.mergeBytes(part);
+  for (const key of keys) sketch.addKey(key);
+  return Math.min(Math.max(sketch.estimate(), sketch.occupied()), ceiling);
+}
+
+/** Bytes of a serialised sketch holding one visitor (an exact set: format, precision, then its key). */
+export const SINGLE_REGISTER_BYTES = 2 + EXACT_ENTRY_BYTES;
+
+/** Writes at `at` the serialised sketch holding the one visitor `key` (visitorKey). */
+export function writeSingleRegister(out: Uint8Array, at: number, key: number, p: number): void {
+  out[at] = EXACT;
   out[at + 1] = p;
-  out[at + 2] = index >>> 8;
-  out[at + 3] = index & 0xff;
-  out[at + 4] = packed & 0xff;
+  writeExactEntry(out, at + 2, key);
 }
 
-let sortScratch = new Int32Array(1024);
-/** Register updates up to which registersToBytes sorts by insertion. */
+/** One entry of an exact set: the key's 32-bit hash prefix, big-endian, then its rank. */
+function writeExactEntry(out: Uint8Array, at: number, key: number): void {
+  const hi = Math.floor(key / 64);
+  const rank = key % 64;
+  if (hi > 0xffffffff || rank < 1 || rank > 33) throw new RangeError('malformed HyperLogLog visitor key');
+  out[at] = hi >>> 24;
+  out[at + 1] = (hi >>> 16) & 0xff;
+  out[at + 2] = (hi >>> 8) & 0xff;
+  out[at + 3] = hi & 0xff;
+  out[at + 4] = rank;
+}
+
+let sortScratch = new Float64Array(1024);
+/** Visitor keys up to which registersToBytes sorts by insertion. */
 const INSERTION_SORT_MAX = 16;
 
-/** A sketch holding the packed `index << 8 | rank` register updates (the larger rank per register), serialised. */
-export function registersToBytes(packed: readonly number[], p: number): Uint8Array {
-  const m = 2 ** p;
+/**
+ * The sketch of these visitor keys (visitorKey; repeats allowed), serialised: the exact set while they are no more
+ * than exactLimit(p) visitors, else the registers at precision p.
+ */
+export function registersToBytes(keys: readonly number[], p: number): Uint8Array {
   // Most cells of a batch hold a visitor or two: no sort, no typed array.
-  if (packed.length === 1 || (packed.length === 2 && packed[0]! >>> 8 === packed[1]! >>> 8)) {
+  if (keys.length === 1 || (keys.length === 2 && Math.floor(keys[0]! / 64) === Math.floor(keys[1]! / 64))) {
     const out = new Uint8Array(SINGLE_REGISTER_BYTES);
-    writeSingleRegister(out, 0, packed.length === 1 ? packed[0]! : Math.max(packed[0]!, packed[1]!), p);
+    writeSingleRegister(out, 0, keys.length === 1 ? keys[0]! : Math.max(keys[0]!, keys[1]!), p);
     return out;
   }
-  // Sorted by index then rank: the last entry of each index holds its largest rank. Sorted in a buffer kept for the
-  // next call: a batch packs thousands of small cells, most of a few registers, which an insertion sort takes faster
+  // Sorted by prefix then rank: the last entry of each prefix holds its largest rank. Sorted in a buffer kept for the
+  // next call: a batch packs thousands of small cells, most of a few visitors, which an insertion sort takes faster
   // than a typed array's sort is called.
-  const n = packed.length;
-  if (sortScratch.length < n) sortScratch = new Int32Array(Math.max(n, sortScratch.length * 2));
+  const n = keys.length;
+  if (sortScratch.length < n) sortScratch = new Float64Array(Math.max(n, sortScratch.length * 2));
   const sorted = sortScratch;
   if (n <= INSERTION_SORT_MAX) {
     for (let i = 0; i < n; i++) {
-      const r = packed[i]!;
+      const k = keys[i]!;
       let j = i - 1;
-      for (; j >= 0 && sorted[j]! > r; j--) sorted[j + 1] = sorted[j]!;
-      sorted[j + 1] = r;
+      for (; j >= 0 && sorted[j]! > k; j--) sorted[j + 1] = sorted[j]!;
+      sorted[j + 1] = k;
     }
   } else {
-    sorted.set(packed);
+    sorted.set(keys);
     sorted.subarray(0, n).sort();
   }
+  const last = (i: number) => i === n - 1 || Math.floor(sorted[i]! / 64) !== Math.floor(sorted[i + 1]! / 64);
   let used = 0;
-  for (let i = 0; i < n; i++) if (i === n - 1 || sorted[i]! >>> 8 !== sorted[i + 1]! >>> 8) used++;
-  if (used * 3 >= m) {
+  for (let i = 0; i < n; i++) if (last(i)) used++;
+  if (used > exactLimit(p)) {
     const sketch = new Hll(p);
-    for (let i = 0; i < n; i++) sketch.set(sorted[i]! >>> 8, sorted[i]! & 0xff);
+    for (let i = 0; i < n; i++) sketch.addKey(sorted[i]!);
     return sketch.toBytes();
   }
-  const out = new Uint8Array(2 + used * 3);
-  out[0] = SPARSE;
+  const out = new Uint8Array(2 + used * EXACT_ENTRY_BYTES);
+  out[0] = EXACT;
   out[1] = p;
   let o = 2;
   for (let i = 0; i < n; i++) {
-    const r = sorted[i]!;
-    if (i < n - 1 && r >>> 8 === sorted[i + 1]! >>> 8) continue;
-    const index = r >>> 8;
-    if (index >= m) throw new RangeError('malformed HyperLogLog register');
-    out[o] = index >>> 8;
-    out[o + 1] = index & 0xff;
-    out[o + 2] = r & 0xff;
-    o += 3;
+    if (!last(i)) continue;
+    writeExactEntry(out, o, sorted[i]!);
+    o += EXACT_ENTRY_BYTES;
   }
   return out;
 }

@@ -22,7 +22,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { ClickRecord } from '../visitor/click-record.ts';
 import { INSERT_CHUNK, duplicateIdErrors, eachIdOnce, toClickDoc, type ClickDoc } from '../clicks/click.store.ts';
 import { inTransaction } from '../platform/mongo.ts';
-import { CELL_PRECISION, TOTAL_PRECISION, hashVisitor, registerOf } from './hll.ts';
+import { CELL_PRECISION, TOTAL_PRECISION, hashVisitor, visitorKey } from './hll.ts';
 import { addCell, addRevenue, decodeCells, encodeCells, encodeOneClick, newCell, type Cell, type CellBuilder, type Revenue } from './cells.ts';
 import { DIMENSIONS, TOTAL, cellKey, dimensionValueList, documentGroup, isBot, type Dimension } from './dimensions.ts';
 import { GRAIN_MS, bucketStart, type Grain, type Run } from './time.ts';
@@ -167,11 +167,8 @@ class BatchRollup {
     let totalReg = -1;
     let cellReg = -1;
     if (inc.clicks) {
-      const hash = hashVisitor(click.visitor.visitor_id);
-      const total = registerOf(hash, TOTAL_PRECISION);
-      const cell = registerOf(hash, CELL_PRECISION);
-      totalReg = (total.index << 8) | total.rank;
-      cellReg = (cell.index << 8) | cell.rank;
+      // One key for every sketch: the precision applies only once a sketch outgrows its exact set.
+      totalReg = cellReg = visitorKey(hashVisitor(click.visitor.visitor_id));
     }
     const values = dimensionValueList(click);
     const keys = new Array<string>(DIMENSIONS.length);

@@ -16,7 +16,7 @@ import { WorkspaceService } from '../workspace/workspace.service.ts';
 import { PLANS } from '../tenancy/plans.ts';
 import { PartnerStore } from '../tenancy/partner.store.ts';
 import { createPartner } from '../partner/partner.service.ts';
-import { Subjects } from '../platform/nats.ts';
+import { Subjects, natsServers } from '../platform/nats.ts';
 import { keyInfo } from '../keys/key.routes.ts';
 import { ClickStore } from '../clicks/click.store.ts';
 import { RollupStore, RollupWriter } from '../analytics/rollup.store.ts';
@@ -183,7 +183,7 @@ function view(key: Omit<ApiKeyDoc, 'key_hash'>): Record<string, unknown> {
 /** Running processes cache keys; this tells every one of them to drop the revoked key now. */
 async function broadcastRevocation(env: Record<string, string | undefined>, id: string): Promise<boolean> {
   try {
-    const nc = await connect({ servers: env.NATS_URL || 'nats://127.0.0.1:4222', timeout: 2000, name: 'linkplane-cli' });
+    const nc = await connect({ servers: natsServers(env.NATS_URL || 'nats://127.0.0.1:4222'), timeout: 2000, name: 'linkplane-cli' });
     nc.publish(new Subjects(env.NATS_PREFIX ?? '').cacheInvalidate, JSON.stringify({ kind: 'api_key', id }));
     await nc.drain();
     return true;

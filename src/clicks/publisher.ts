@@ -1,13 +1,16 @@
 // The redirect answers first and records the click afterwards (DESIGN: the redirect never waits to record a click).
 // `record` only appends to an in-memory queue; a pump scheduled once per event-loop turn serialises and publishes
 // the queued clicks to JetStream, several in flight, and keeps every click until its ack. While NATS is away the
-// queue holds up to `bufferMax` clicks; beyond that the oldest waiting ones are dropped and counted.
+// queue holds up to `bufferMax` clicks; beyond that the oldest waiting ones go to the spool on local disk
+// (click-spool.ts) and come back once NATS takes clicks again. Only with no spool, or a full one, are clicks dropped:
+// counted, logged (at most every 10 s) and alerted on (LinkplaneClicksDropped).
 import { createInbox, headers } from '@nats-io/transport-node';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import type { ClickRecord } from '../visitor/click-record.ts';
 import { encodeClicks } from './click-wire.ts';
+import type { ClickSpool, SpoolSegment } from './click-spool.ts';
 
 export interface ClickPublisherOptions {
   nats: Nats;
@@ -23,7 +26,13 @@ export interface ClickPublisherOptions {
   lingerMs?: number;
   /** How long one publish waits for its ack before the click goes back to the queue. */
   ackTimeoutMs?: number;
+  /** Where clicks beyond `bufferMax` wait while NATS is unreachable; none: they are dropped. */
+  spool?: ClickSpool | null;
 }
+
+const DROP_LOG_INTERVAL_MS = 10_000;
+/** After the spool refused a segment (full, or the disk failed), it is not tried again for this long. */
+const SPOOL_PAUSE_MS = 1000;
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 2000;
@@ -83,6 +92,13 @@ export class ClickPublisher {
   private readonly failures: Counter;
   private readonly dropped: Counter;
   private readonly published: Counter;
+  private readonly spilled: Counter;
+  private readonly spool: ClickSpool | null;
+  /** Replayed clicks and the segment each came from, with the count of its clicks still in our hands. */
+  private readonly fromSegment = new WeakMap<ClickRecord, { segment: SpoolSegment; left: number }>();
+  private spoolPausedUntil = 0;
+  private droppedUnlogged = 0;
+  private lastDropLog = 0;
 
   constructor(options: ClickPublisherOptions) {
     this.o = options;
@@ -94,6 +110,18 @@ export class ClickPublisher {
     this.failures = new Counter({ name: 'linkplane_click_publish_failures_total', help: 'Click publishes to JetStream that failed (the click is retried)', registers });
     this.dropped = new Counter({ name: 'linkplane_clicks_dropped_total', help: 'Clicks dropped because the buffer was full while NATS was unreachable', registers });
     this.published = new Counter({ name: 'linkplane_clicks_published_total', help: 'Clicks acknowledged by JetStream', registers });
+    this.spilled = new Counter({ name: 'linkplane_clicks_spilled_total', help: 'Clicks written to the local spool because the buffer was full while NATS was unreachable', registers });
+    this.spool = options.spool ?? null;
+    const spool = this.spool;
+    new Gauge({
+      name: 'linkplane_click_spool_bytes',
+      help: 'Bytes of clicks waiting in the local spool for NATS',
+      registers,
+      collect() {
+        this.set(spool?.bytes() ?? 0);
+      },
+    });
+    new Gauge({ name: 'linkplane_click_spool_max_bytes', help: 'The spool limit (CLICK_SPOOL_MAX_MB); 0: no spool', registers }).set(spool?.maxBytes ?? 0);
     const depth = () => this.depth();
     new Gauge({
       name: 'linkplane_click_buffer_depth',
@@ -103,19 +131,24 @@ export class ClickPublisher {
         this.set(depth());
       },
     });
+    // Segments an earlier run left behind are published as soon as NATS takes them.
+    if (this.spool !== null && this.spool.pending() > 0) this.schedule();
   }
 
   /** Queues a click: synchronous, never throws, never waits. */
   record(click: ClickRecord): void {
     if (this.closed) {
-      this.dropped.inc();
+      this.drop([click]);
       return;
     }
+    if (this.depth() >= this.o.bufferMax && this.queue.length > 0) this.spillWaiting();
     if (this.depth() >= this.o.bufferMax) {
-      this.dropped.inc();
       // The oldest waiting click makes room; when every held click is in flight, the new one is the one dropped.
-      if (this.queue.length === 0) return;
-      this.queue.shift();
+      if (this.queue.length === 0) {
+        this.drop([click]);
+        return;
+      }
+      this.drop([this.queue.shift()!]);
     }
     this.queue.push(click);
     this.schedule();
@@ -148,7 +181,93 @@ export class ClickPublisher {
     this.retryTimer = null;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.sweepTimer = null;
+    // What NATS did not take in time waits in the spool for the next start (clicks in flight may also have been
+    // stored: the ingestion keeps one of each id).
+    if (this.spool && this.depth() > 0) {
+      const held: ClickRecord[] = [];
+      for (let click = this.queue.shift(); click !== undefined; click = this.queue.shift()) held.push(click);
+      for (const entry of this.awaiting.values()) held.push(...entry.clicks);
+      if (this.spoolAppend(held)) {
+        this.awaiting.clear();
+        this.inFlight = 0;
+        this.messagesInFlight = 0;
+      } else {
+        for (const click of held) this.queue.push(click);
+      }
+    }
+    if (this.droppedUnlogged > 0) this.logDropped(true);
     return this.depth();
+  }
+
+  /** Moves every waiting click to the spool (one segment); false when there is no spool or it refused them. */
+  private spillWaiting(): boolean {
+    if (this.spool === null || Date.now() < this.spoolPausedUntil) return false;
+    const waiting: ClickRecord[] = [];
+    for (let click = this.queue.shift(); click !== undefined; click = this.queue.shift()) waiting.push(click);
+    if (this.spoolAppend(waiting)) return true;
+    for (const click of waiting) this.queue.push(click);
+    return false;
+  }
+
+  private spoolAppend(clicks: ClickRecord[]): boolean {
+    if (this.spool === null || clicks.length === 0) return clicks.length === 0;
+    if (!this.spool.append(clicks)) {
+      this.spoolPausedUntil = Date.now() + SPOOL_PAUSE_MS;
+      return false;
+    }
+    this.spilled.inc(clicks.length);
+    this.o.logger.warn({ clicks: clicks.length, spool_bytes: this.spool.bytes(), spool_dir: this.spool.dir }, 'click buffer full while NATS is unreachable; clicks written to the spool');
+    // Replayed clicks spooled again now live in the new segment: the old one no longer waits for them.
+    this.release(clicks);
+    return true;
+  }
+
+  /** Reads spooled segments back into the queue while it has room (and, while publishes fail, one at a time). */
+  private refill(): void {
+    const spool = this.spool;
+    if (spool === null || this.closed) return;
+    while (spool.pending() > 0 && this.depth() < this.o.bufferMax / 2 && (!this.failing || this.depth() === 0)) {
+      const next = spool.next();
+      if (next === null) return;
+      const holder = { segment: next.segment, left: next.clicks.length };
+      for (const click of next.clicks) {
+        this.fromSegment.set(click, holder);
+        this.queue.push(click);
+      }
+      if (this.failing) return;
+    }
+  }
+
+  /** The clicks left our hands (acknowledged, dropped or spooled anew): a segment whose clicks all did is deleted. */
+  private release(clicks: readonly ClickRecord[]): void {
+    if (this.spool === null) return;
+    for (const click of clicks) {
+      const holder = this.fromSegment.get(click);
+      if (holder === undefined) continue;
+      this.fromSegment.delete(click);
+      if (--holder.left === 0) this.spool.release(holder.segment);
+    }
+  }
+
+  private drop(clicks: ClickRecord[]): void {
+    this.dropped.inc(clicks.length);
+    this.release(clicks);
+    this.droppedUnlogged += clicks.length;
+    if (Date.now() - this.lastDropLog >= DROP_LOG_INTERVAL_MS) this.logDropped(false);
+  }
+
+  /** One line per 10 s at most, whatever the drop rate: how many, and why. */
+  private logDropped(final: boolean): void {
+    this.lastDropLog = Date.now();
+    this.o.logger.error(
+      { clicks: this.droppedUnlogged, buffer_max: this.o.bufferMax, spool_bytes: this.spool?.bytes() ?? null, spool_max_bytes: this.spool?.maxBytes ?? null },
+      final
+        ? 'clicks dropped at shutdown or since the last report'
+        : this.spool
+          ? 'clicks dropped: the buffer and the spool are full while NATS is unreachable'
+          : 'clicks dropped: the buffer is full while NATS is unreachable and no spool is configured (CLICK_SPOOL_DIR)',
+    );
+    this.droppedUnlogged = 0;
   }
 
   private schedule(): void {
@@ -168,9 +287,10 @@ export class ClickPublisher {
     // A closed connection (after shutdown) never comes back: what is left stays counted in depth().
     if (this.retryTimer || this.o.nats.nc.isClosed()) return;
     if (!this.o.nats.isConnected()) {
-      if (this.queue.length > 0) this.retryLater();
+      if (this.queue.length > 0 || (this.spool?.pending() ?? 0) > 0) this.retryLater();
       return;
     }
+    this.refill();
     // A failed send arms the retry timer: stop there rather than spin on the clicks it put back.
     while (this.retryTimer === null && this.messagesInFlight < this.maxInFlight && this.queue.length > 0) {
       // The clicks queued now, grouped by workspace (the subject), one message per group: at thousands of clicks
@@ -211,7 +331,7 @@ export class ClickPublisher {
       this.awaiting.delete(seq);
       this.inFlight -= clicks.length;
       this.messagesInFlight--;
-      this.dropped.inc(clicks.length);
+      this.drop(clicks);
       this.o.logger.error({ err: error, click_id: first.id, workspace_id: first.workspace_id }, 'clicks cannot be published; dropped');
       this.settled();
       return;
@@ -261,6 +381,7 @@ export class ClickPublisher {
     this.messagesInFlight--;
     if (error === null) {
       this.published.inc(entry.clicks.length);
+      this.release(entry.clicks);
       if (this.failing) this.o.logger.info('click publishing recovered');
       this.failing = false;
       this.retryMs = RETRY_MIN_MS;
@@ -268,17 +389,24 @@ export class ClickPublisher {
       this.failures.inc();
       if (!this.failing) this.o.logger.warn({ err: error }, 'click publish failed; clicks are buffered and retried');
       this.failing = true;
-      // Back to the front, in order, unless the buffer filled meanwhile: then the oldest of them are dropped.
+      // Back to the front, in order, unless the buffer filled meanwhile: then the oldest of them are spooled (or
+      // dropped without a spool).
+      const overflow: ClickRecord[] = [];
       for (let i = entry.clicks.length - 1; i >= 0; i--) {
         if (this.depth() < this.o.bufferMax) this.queue.unshift(entry.clicks[i]!);
-        else this.dropped.inc();
+        else overflow.push(entry.clicks[i]!);
       }
+      if (overflow.length > 0 && !this.spoolAppend(overflow.reverse())) this.drop(overflow);
       this.retryLater();
     }
     this.settled();
   }
 
   private settled(): void {
+    if (this.depth() === 0 && (this.spool?.pending() ?? 0) > 0 && !this.closed) {
+      this.schedule();
+      return;
+    }
     if (this.depth() === 0) {
       for (const done of [...this.idleWaiters]) done();
       return;

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EMPTY_BLOCKLIST, mergeBlocklists, normaliseHost, parseBlocklist, type Blocklist } from './link-safety.ts';
@@ -24,7 +25,19 @@ export interface Config {
   readonly logBufferMaxBytes: number;
   readonly mongo: { readonly uri: string | null; readonly db: string };
   readonly devdb: { readonly port: number; readonly dataDir: string | null; readonly youngGenerationMb: number };
-  readonly nats: { readonly url: string; readonly prefix: string; readonly duplicateWindowMs: number };
+  readonly nats: {
+    /** NATS_URL as given, normalised: one server, or several comma-separated (the members of a cluster). */
+    readonly url: string;
+    /** Every server of NATS_URL; the client connects to any that answers and fails over to the others. */
+    readonly servers: readonly string[];
+    readonly prefix: string;
+    readonly duplicateWindowMs: number;
+    /**
+     * NATS_REPLICAS: copies JetStream keeps of every stream (its consumers follow); null: three when the cluster has
+     * three or more nodes, else one. Existing streams are brought to it at start.
+     */
+    readonly replicas: number | null;
+  };
   readonly bodyLimitBytes: number;
   /** How long a client may take to send a whole request before it is answered 408. */
   readonly requestTimeoutMs: number;
@@ -69,6 +82,12 @@ export interface Config {
     readonly passwordAttemptWindowMs: number;
     /** Clicks held in memory while NATS is unreachable; beyond it the oldest are dropped (and counted). */
     readonly clickBufferMax: number;
+    /**
+     * Where clicks beyond the buffer wait on local disk while NATS is unreachable (CLICK_SPOOL_DIR; `none`: no
+     * spool, they are dropped), and how much of it they may fill (CLICK_SPOOL_MAX_MB).
+     */
+    readonly clickSpoolDir: string | null;
+    readonly clickSpoolMaxBytes: number;
     /** How often rotator click counts and destination health are re-read from MongoDB. */
     readonly counterRefreshMs: number;
     /**
@@ -146,6 +165,15 @@ export interface Config {
   readonly reports: { readonly perMinute: number };
   /** Alert rules: how often the worker evaluates them. */
   readonly alerts: { readonly evalIntervalMs: number };
+  /** Import jobs in the worker (docs/importing/README.md). */
+  readonly imports: {
+    /** How often the worker looks for queued jobs (and for jobs whose worker died). */
+    readonly pollMs: number;
+    /** Lease on a running job: a dead worker's job is resumed by another this long after its last batch at most. */
+    readonly leaseMs: number;
+    /** Sources on loopback and private addresses (a self-hosted Shlink on the same network); development default. */
+    readonly allowPrivateSources: boolean;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -227,7 +255,21 @@ class Reader {
   }
 
   url(name: string, fallback: string, protocols: readonly string[]): string {
+    return this.checkUrl(name, this.string(name, fallback), protocols);
+  }
+
+  /** A comma-separated list of URLs (blanks around the commas ignored), each checked as `url` checks one. */
+  urls(name: string, fallback: string, protocols: readonly string[]): string[] {
     const raw = this.string(name, fallback);
+    const parts = raw.split(',').map((part) => part.trim());
+    if (parts.some((part) => part === '')) {
+      this.problems.push(`${name}: empty entry in the comma-separated list "${raw}"`);
+      return [fallback];
+    }
+    return parts.map((part) => this.checkUrl(name, part, protocols));
+  }
+
+  private checkUrl(name: string, raw: string, protocols: readonly string[]): string {
     try {
       const parsed = new URL(raw);
       if (!protocols.includes(parsed.protocol)) {
@@ -289,6 +331,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
     }
   }
 
+  const natsServers = r.urls('NATS_URL', 'nats://127.0.0.1:4222', ['nats:', 'tls:']);
   const linkBlocklist = readBlocklist(r, env);
   const oidcIssuer = r.optional('OIDC_ISSUER') === null ? null : r.url('OIDC_ISSUER', '', ['https:', 'http:']);
   const oidcClientId = r.optional('OIDC_CLIENT_ID');
@@ -314,9 +357,11 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       youngGenerationMb: r.int('DEVDB_YOUNG_GENERATION_MB', 256, 16, 4096),
     },
     nats: {
-      url: r.url('NATS_URL', 'nats://127.0.0.1:4222', ['nats:', 'tls:']),
+      url: natsServers.join(','),
+      servers: natsServers,
       prefix: r.string('NATS_PREFIX', ''),
       duplicateWindowMs: r.int('NATS_DUPLICATE_WINDOW_MS', 3_600_000, 1000, 7 * 86_400_000),
+      replicas: r.optional('NATS_REPLICAS') === null ? null : r.int('NATS_REPLICAS', 1, 1, 5),
     },
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 64 * 1_048_576),
     requestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),
@@ -351,6 +396,8 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       passwordMaxAttempts: r.int('PASSWORD_MAX_ATTEMPTS', 5, 1, 1_000),
       passwordAttemptWindowMs: r.int('PASSWORD_ATTEMPT_WINDOW_MS', 900_000, 1_000, 86_400_000),
       clickBufferMax: r.int('CLICK_BUFFER_MAX', 100_000, 1, 10_000_000),
+      clickSpoolDir: ((dir) => (dir === 'none' ? null : dir))(r.string('CLICK_SPOOL_DIR', join(tmpdir(), 'linkplane-click-spool'))),
+      clickSpoolMaxBytes: r.int('CLICK_SPOOL_MAX_MB', 1024, 1, 1_048_576) * 1_048_576,
       counterRefreshMs: r.int('COUNTER_REFRESH_MS', 2_000, 50, 600_000),
       accessLogClicks: r.boolean('REDIRECT_ACCESS_LOG_CLICKS', false),
     },
@@ -405,6 +452,11 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
     },
     reports: { perMinute: r.int('REPORT_RATE_LIMIT_PER_MIN', 5, 1, 10_000) },
     alerts: { evalIntervalMs: r.int('ALERT_EVAL_INTERVAL_MS', 60_000, 50, 3_600_000) },
+    imports: {
+      pollMs: r.int('IMPORT_POLL_MS', 2_000, 10, 600_000),
+      leaseMs: r.int('IMPORT_LEASE_MS', 60_000, 500, 3_600_000),
+      allowPrivateSources: r.boolean('IMPORT_ALLOW_PRIVATE_SOURCES', process === 'all-in-one'),
+    },
   };
   if (config.domains.cnameTarget === null && config.domains.aTargets.length === 0 && config.domains.kube !== 'off') {
     r.problems.push('DOMAIN_CNAME_TARGET or DOMAIN_A_TARGETS: at least one is needed to tell customers where to point a domain');

@@ -2,6 +2,7 @@ import type { ClientSession, Collection, MongoClient } from 'mongodb';
 import { inTransaction } from '../platform/mongo.ts';
 import { newId } from '../platform/ids.ts';
 import type { Logger } from '../platform/logger.ts';
+import { isCurrencyCode } from '../platform/money.ts';
 import {
   AttributionExpiredError,
   ClickPendingError,
@@ -25,7 +26,6 @@ type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
 /** A conversion may be reported a little ahead of our clock (the customer's servers), not more. */
 const FUTURE_TOLERANCE_MS = 5 * 60_000;
 const CLICK_POLL_MS = 50;
-const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
 
 /**
  * What the figures of conversions (analytics) are told of each new one; wired when analytics counts them. It runs
@@ -67,7 +67,7 @@ export class ConversionService {
       const existing = await this.d.conversions.findByExternalId(workspaceId, input.external_id);
       if (existing) return { conversion: conversionView(existing), created: false };
     }
-    if (input.currency !== undefined && !CURRENCIES.has(input.currency)) {
+    if (input.currency !== undefined && !isCurrencyCode(input.currency)) {
       throw new ValidationError([{ path: 'currency', message: 'is not an ISO 4217 currency code' }]);
     }
     const now = this.now();

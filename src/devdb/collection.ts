@@ -91,9 +91,40 @@ export function currentSequence(): number {
   return sequence;
 }
 
+/** MongoDB's largest user document (BSONObjMaxUserSize): a larger one is refused, never stored. */
+export const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A document over MAX_DOCUMENT_BYTES. The write commands turn it into the error MongoDB answers for that write
+ * (an insert's BadValue, an update's BSONObjectTooLarge, an upsert's 17420); anywhere else it is BSONObjectTooLarge.
+ */
+export class DocumentTooLarge extends CommandError {
+  readonly size: number | undefined;
+  constructor(size: number | undefined) {
+    super('BSONObjectTooLarge', `BSONObj size: ${size ?? 'more than 17825792'} is invalid. Size must be between 0 and ${MAX_DOCUMENT_BYTES}(16MB)`);
+    this.size = size;
+  }
+}
+
+/**
+ * A document's BSON, refusing one MongoDB could not store. bson encodes into a 17 MiB buffer: past it, it either
+ * throws a RangeError or returns bytes cut short, so the length is checked before the bytes are trusted.
+ */
+function encodeChecked(doc: Doc): Uint8Array {
+  let raw: Uint8Array;
+  try {
+    raw = encodeDoc(doc);
+  } catch (err) {
+    if (err instanceof RangeError) throw new DocumentTooLarge(undefined);
+    throw err;
+  }
+  if (raw.length > MAX_DOCUMENT_BYTES) throw new DocumentTooLarge(raw.length);
+  return raw;
+}
+
 export function makeEntry(doc: Doc): Entry {
   const view = promoteDoc(doc);
-  return new Entry(keyOf(view._id), encodeDoc(doc), ++sequence, view);
+  return new Entry(keyOf(view._id), encodeChecked(doc), ++sequence, view);
 }
 
 /**
@@ -102,6 +133,7 @@ export function makeEntry(doc: Doc): Entry {
  * for the indexes to use.
  */
 export function rawEntry(old: Entry, raw: Uint8Array, fields: ReadonlySet<string>, indexes: readonly Index[]): Entry {
+  if (raw.length > MAX_DOCUMENT_BYTES) throw new DocumentTooLarge(raw.length);
   const base = old.sameKeysAs ?? old;
   if (!indexes.some((i) => i.reads(fields))) return new Entry(old.id, raw, ++sequence, undefined, base);
   return new Entry(old.id, raw, ++sequence, decodeView(raw));

@@ -3,10 +3,22 @@
 // With a journal, replies wait for the end of the event-loop turn: the writes of every command run
 // in that turn are committed to the journal together (group commit), then the replies go out.
 import net from 'node:net';
-import { runCommand, type ServerState } from './commands/index.ts';
+import { Blocked, runCommand, type ServerState } from './commands/index.ts';
+import type { Transaction } from './transactions.ts';
 import { encodeMsg, encodeReply, FrameReader, MORE_TO_COME, parseMessage, ReplySlabs } from './wire.ts';
 
 export type Logger = (msg: string, fields?: Record<string, unknown>) => void;
+
+/**
+ * A connection's messages not yet run, in order. While a write waits for a transaction (commands/wait.ts), it and
+ * every later message of its connection wait with it, as the driver expects one connection's replies in order.
+ */
+interface Connection {
+  readonly socket: net.Socket;
+  readonly id: number;
+  readonly queue: Buffer[];
+  waiting: boolean;
+}
 
 export class WireServer {
   private readonly server: net.Server;
@@ -44,13 +56,16 @@ export class WireServer {
     this.state.connections.current++;
     this.state.connections.total++;
     const reader = new FrameReader();
+    const conn: Connection = { socket, id: connectionId, queue: [], waiting: false };
     socket.on('data', (chunk: Buffer) => {
       try {
-        for (const frame of reader.push(chunk)) this.handle(socket, frame, connectionId);
+        for (const frame of reader.push(chunk)) conn.queue.push(frame);
       } catch (err) {
         this.log('devdb: closing connection after a malformed message', { connectionId, error: err instanceof Error ? err.message : String(err) });
         socket.destroy();
+        return;
       }
+      this.drain(conn);
     });
     socket.on('error', () => socket.destroy());
     socket.on('close', () => {
@@ -59,18 +74,59 @@ export class WireServer {
     });
   }
 
-  private handle(socket: net.Socket, frame: Buffer, connectionId: number): void {
+  /** Runs the connection's messages in order until one has to wait for a transaction. */
+  private drain(conn: Connection): void {
+    while (!conn.waiting && conn.queue.length > 0 && !conn.socket.destroyed) {
+      const frame = conn.queue[0]!;
+      let blocked: Blocked | undefined;
+      try {
+        blocked = this.handle(conn.socket, frame, conn.id);
+      } catch (err) {
+        this.log('devdb: closing connection after a malformed message', { connectionId: conn.id, error: err instanceof Error ? err.message : String(err) });
+        conn.socket.destroy();
+        return;
+      }
+      if (blocked) this.wait(conn, blocked.txn);
+      else conn.queue.shift();
+    }
+  }
+
+  /** Runs the connection's messages again once `txn` has ended, or has outlived its lifetime (then it is aborted). */
+  private wait(conn: Connection, txn: Transaction): void {
+    conn.waiting = true;
+    const resume = () => {
+      if (!conn.waiting) return;
+      conn.waiting = false;
+      clearTimeout(timer);
+      this.drain(conn);
+    };
+    const timer = setTimeout(
+      () => {
+        if (txn.state === 'active' && txn.expired()) txn.abort();
+        resume();
+      },
+      Math.max(0, txn.expiresAt() - Date.now()) + 5,
+    );
+    // A waiting connection does not keep a stopping process alive.
+    timer.unref();
+    txn.whenEnded(resume);
+  }
+
+  private handle(socket: net.Socket, frame: Buffer, connectionId: number): Blocked | undefined {
     const req = parseMessage(frame);
     if (req.kind === 'query') {
       const db = req.collection.split('.')[0] ?? 'admin';
       const reply = runCommand(this.state, req.command, connectionId, db);
+      if (reply instanceof Blocked) return reply;
       this.send(socket, encodeReply(req.requestId, reply, this.slabs));
-      return;
+      return undefined;
     }
     const reply = runCommand(this.state, req.command, connectionId);
+    if (reply instanceof Blocked) return reply;
     // moreToCome: an unacknowledged write, the client expects no answer.
     if ((req.flags & MORE_TO_COME) === 0) this.send(socket, encodeMsg(req.requestId, reply, this.slabs));
     else this.scheduleFlush();
+    return undefined;
   }
 
   private send(socket: net.Socket, reply: Buffer): void {

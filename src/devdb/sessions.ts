@@ -30,6 +30,20 @@ export class Sessions {
     this.catalog = catalog;
   }
 
+  /** Whether a transaction holds a document of `ns` (then writes outside transactions check theirs: holder). */
+  anyLockIn(ns: string): boolean {
+    if (this.locks.size === 0) return false;
+    const prefix = `${ns}\u0000`;
+    for (const key of this.locks.keys()) if (key.startsWith(prefix)) return true;
+    return false;
+  }
+
+  /** The active transaction that has written the document `id` (a canonical key) of `ns`, if any. */
+  holder(ns: string, id: string): Transaction | undefined {
+    const txn = this.locks.get(`${ns}\u0000${id}`);
+    return txn?.state === 'active' ? txn : undefined;
+  }
+
   begin(session: string, txnNumber: string): Transaction {
     this.current.get(session)?.abort();
     const txn = new Transaction(this.catalog, this.locks, txnNumber, this.limits);

@@ -16,7 +16,7 @@ export interface DevDbThreadOptions extends Omit<DevDbOptions, 'log'> {
    * The thread's young generation (V8's default is a few tens of MB). Under click ingestion devdb allocates hundreds
    * of MB/s of short-lived objects (each batch's commands, transaction overlays, document versions); with a small
    * young generation they outlive two scavenges, reach the old generation and make V8 mark a heap of gigabytes again
-   * and again (the README's `DEVDB_YOUNG_GENERATION_MB` row gives what it measured).
+   * and again (the `DEVDB_YOUNG_GENERATION_MB` row of docs/configuration.md gives what it measured).
    */
   youngGenerationMb?: number;
 }

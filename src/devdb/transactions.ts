@@ -6,10 +6,20 @@
 import type { Catalog } from './catalog.ts';
 import { currentSequence, idDuplicateError, makeEntry, rawEntry, type Collection, type DocSet, type Entry } from './collection.ts';
 import { transient } from './errors.ts';
-import type { Index } from './indexes.ts';
+import type { Index, IndexSpec } from './indexes.ts';
 import type { Doc } from './values.ts';
 
 type Locks = Map<string, Transaction>;
+
+/** The keys of an uncommitted entry in a unique index, computed once per entry and index. */
+const entryKeys = new WeakMap<Entry, Map<Index, Set<string>>>();
+function keySetOf(index: Index, entry: Entry): Set<string> {
+  let byIndex = entryKeys.get(entry);
+  if (!byIndex) entryKeys.set(entry, (byIndex = new Map<Index, Set<string>>()));
+  let keys = byIndex.get(index);
+  if (!keys) byIndex.set(index, (keys = index.keySet(entry.view)));
+  return keys;
+}
 
 class TxnView implements DocSet {
   readonly db: string;
@@ -65,19 +75,15 @@ class TxnView implements DocSet {
     if (!base) return;
     // The transaction's other writes are listed only when a unique index asks: collecting them for every write made
     // a transaction of n writes (a rollup batch touches hundreds of documents) cost n² even without unique indexes.
-    let others: [string, Entry][] | undefined;
-    const keyCache = new Map<Index, Set<string>[]>();
+    // Each entry's keys are worked out once (entries are immutable; keySetOf keeps them with the entry): working
+    // them out again for every later write made a transaction of n inserts cost n² key extractions.
+    let others: Entry[] | undefined;
     base.checkUnique(
       entry,
       (owner) => !this.overlay.has(owner),
       (index, key) => {
-        let sets = keyCache.get(index);
-        if (!sets) {
-          others ??= [...this.overlay.entries()].filter(([id, e]) => e !== null && id !== entry.id) as [string, Entry][];
-          sets = others.map(([, e]) => index.keySet(e.view));
-          keyCache.set(index, sets);
-        }
-        return sets.some((s) => s.has(key));
+        others ??= [...this.overlay.values()].filter((e): e is Entry => e !== null && e.id !== entry.id);
+        return others.some((e) => keySetOf(index, e).has(key));
       },
     );
   }
@@ -129,6 +135,8 @@ export class Transaction {
   readonly startedAt = Date.now();
   state: 'active' | 'committed' | 'aborted' = 'active';
   private readonly views = new Map<string, TxnView>();
+  /** Collections the transaction created (`create`, `createIndexes`), with their indexes: made at commit. */
+  private readonly created = new Map<string, { db: string; name: string; indexes: IndexSpec[] }>();
   private readonly limits: { readonly transactionLifetimeMs: number };
 
   constructor(catalog: Catalog, locks: Locks, txnNumber: string, limits: { readonly transactionLifetimeMs: number } = { transactionLifetimeMs: 60_000 }) {
@@ -136,6 +144,25 @@ export class Transaction {
     this.locks = locks;
     this.txnNumber = txnNumber;
     this.limits = limits;
+  }
+
+  private waiters: Array<() => void> = [];
+
+  /** Calls `done` once the transaction has committed or aborted (at once if it has). */
+  whenEnded(done: () => void): void {
+    if (this.state === 'active') this.waiters.push(done);
+    else done();
+  }
+
+  /** When it expires (see expired). */
+  expiresAt(): number {
+    return this.startedAt + this.limits.transactionLifetimeMs;
+  }
+
+  private ended(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const done of waiters) done();
   }
 
   /** Older than transactionLifetimeLimitSeconds: MongoDB aborts it (its client may be gone). */
@@ -153,6 +180,19 @@ export class Transaction {
     return v;
   }
 
+  /** Records a collection to create at commit; false when the transaction had already created it (or written to it). */
+  createCollection(db: string, name: string): boolean {
+    const ns = `${db}.${name}`;
+    const had = this.created.has(ns) || (this.views.get(ns)?.overlay.size ?? 0) > 0;
+    if (!this.created.has(ns)) this.created.set(ns, { db, name, indexes: [] });
+    this.view(db, name);
+    return !had;
+  }
+
+  addIndexes(db: string, name: string, specs: IndexSpec[]): void {
+    this.created.get(`${db}.${name}`)?.indexes.push(...specs);
+  }
+
   private release(): void {
     for (const [key, holder] of this.locks) if (holder === this) this.locks.delete(key);
   }
@@ -161,7 +201,9 @@ export class Transaction {
     if (this.state !== 'active') return;
     this.state = 'aborted';
     this.views.clear();
+    this.created.clear();
     this.release();
+    this.ended();
   }
 
   commit(): void {
@@ -175,6 +217,11 @@ export class Transaction {
         }
       }
     }
+    for (const { db, name, indexes } of this.created.values()) {
+      const coll = this.catalog.getOrCreate(db, name);
+      for (const spec of indexes) coll.createIndex(spec);
+    }
+    this.created.clear();
     const removed: [Collection, Entry][] = [];
     const added: [Collection, Entry][] = [];
     // Versions with the committed version's index keys (raw updates) take its place without touching the indexes.
@@ -218,5 +265,6 @@ export class Transaction {
     this.state = 'committed';
     this.views.clear();
     this.release();
+    this.ended();
   }
 }

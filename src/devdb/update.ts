@@ -3,6 +3,7 @@
 import { ObjectId } from 'bson';
 import { applyUpdateOperators, runPipeline } from './engine.ts';
 import { CommandError } from './errors.ts';
+import { checkOperatorTargets } from './update-checks.ts';
 import { cloneValue, isPlainObject, keyOf, promote, restoreTypes, type Doc } from './values.ts';
 
 const OPERATORS = new Set(['$set', '$unset', '$inc', '$mul', '$min', '$max', '$push', '$pull', '$pullAll', '$addToSet', '$pop', '$rename', '$currentDate', '$bit', '$setOnInsert']);
@@ -255,6 +256,8 @@ export function computeUpdate(old: Doc | undefined, oldView: Doc | undefined, u:
     // The filter is only needed to resolve the positional `$`; compiling it for every matched document made an
     // update of n documents by {_id: {$in: [n ids]}} cost n².
     const positional = !inserting && usesPositional(modifier);
+    // The fast paths above take only updates MongoDB accepts; what reaches here is checked first.
+    checkOperatorTargets(work, modifier);
     const changed =
       Object.keys(modifier).length === 0
         ? []

@@ -54,6 +54,21 @@ export class EventStore {
     return doc;
   }
 
+  /** Writes the event rows of a batch in one insert, inside the caller's transaction when it passes its session. */
+  async appendMany(events: readonly NewEvent[], session?: ClientSession, now = new Date()): Promise<EventDoc[]> {
+    const docs: EventDoc[] = events.map((event) => ({
+      _id: newId('evt'),
+      type: event.type,
+      workspace_id: event.workspaceId,
+      partner_id: event.partnerId,
+      data: event.data,
+      created_at: now,
+      published_at: null,
+    }));
+    if (docs.length > 0) await this.collection.insertMany(docs, session ? { session } : {});
+    return docs;
+  }
+
   /**
    * The log of one tenant, newest first by (created_at, _id). A partner sees its own events and those of its
    * client workspaces (their rows carry the partner id).

@@ -1,6 +1,7 @@
 import type { Next } from 'koa';
 import { InvalidRequestError, PayloadTooLargeError } from '../platform/errors.ts';
 import type { ApiContext } from './context.ts';
+import { JsonTooDeepError, jsonTextTooDeep } from './json-depth.ts';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -30,8 +31,11 @@ export function jsonBody(limitBytes: number) {
     if (!JSON_TYPE.test(ctx.get('Content-Type'))) {
       throw new InvalidRequestError('The request body must be JSON, sent with Content-Type: application/json.');
     }
+    const text = raw.toString('utf8');
+    // Refused from the text, so a deep body is never built as a value at all.
+    if (jsonTextTooDeep(text)) throw new JsonTooDeepError();
     try {
-      (ctx.request as { body?: unknown }).body = JSON.parse(raw.toString('utf8'));
+      (ctx.request as { body?: unknown }).body = JSON.parse(text);
     } catch (error) {
       throw new InvalidRequestError(`The request body is not valid JSON: ${(error as Error).message}`);
     }

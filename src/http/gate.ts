@@ -20,10 +20,7 @@ export type SessionPrincipal = (ctx: ApiContext, token: string) => Promise<Princ
  */
 export function gate(keys: KeyService, limiter: RateLimiter, sessions?: SessionPrincipal) {
   function pass(ctx: ApiContext, decision: RateDecision, next: Next): Promise<void> {
-    ctx.set('X-RateLimit-Limit', String(decision.limit));
-    ctx.set('X-RateLimit-Remaining', String(decision.remaining));
-    ctx.set('X-RateLimit-Reset', String(decision.resetAt));
-    if (!decision.allowed) throw new RateLimitedError(decision.retryAfter);
+    answer(ctx, decision);
     return next() as Promise<void>;
   }
 
@@ -41,5 +38,31 @@ export function gate(keys: KeyService, limiter: RateLimiter, sessions?: SessionP
     }
     const principal = keys.authenticate(BEARER.exec(authorization)?.[1]);
     return principal instanceof Promise ? principal.then((p) => limit(ctx, p, next)) : limit(ctx, principal, next);
+  };
+}
+
+/** The window's headers on the answer, and 429 when the decision refused. */
+function answer(ctx: ApiContext, decision: RateDecision): void {
+  ctx.set('X-RateLimit-Limit', String(decision.limit));
+  ctx.set('X-RateLimit-Remaining', String(decision.remaining));
+  ctx.set('X-RateLimit-Reset', String(decision.resetAt));
+  if (!decision.allowed) throw new RateLimitedError(decision.retryAfter);
+}
+
+/** Counts more requests against the window of the key a request acts with (the door counted the first). */
+export type ChargeMore = (ctx: ApiContext, units: number) => Promise<void>;
+
+/**
+ * For one HTTP request that stands for several API calls (a JSON-RPC batch of tool calls): each further call is
+ * counted in the key's window as a request of its own, the headers then tell the window after all of them, and
+ * when any does not fit the whole request is 429 (the refused units count, as a refused request does).
+ */
+export function chargeMore(limiter: RateLimiter): ChargeMore {
+  return async (ctx, units) => {
+    const principal = ctx.state.principal;
+    if (!principal || units <= 0) return;
+    const decisions = await Promise.all(Array.from({ length: units }, () => Promise.resolve(limiter.check(principal.key._id, principal.rateLimitPerMinute))));
+    const refused = decisions.find((d) => !d.allowed);
+    answer(ctx, refused ?? decisions.reduce((low, d) => (d.remaining < low.remaining ? d : low)));
   };
 }

@@ -75,7 +75,8 @@ function snapshot(ctx: ApiContext): StoredResponse {
     const value = ctx.response.get(name);
     if (value) headers[name] = value;
   }
-  const body = ctx.body === undefined || ctx.body === null ? null : JSON.stringify(ctx.body);
+  // A body already written as text (a JSON-RPC answer passed through as it came) is kept as that text.
+  const body = ctx.body === undefined || ctx.body === null ? null : typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body);
   return { status: ctx.status, body, headers };
 }
 
@@ -84,7 +85,7 @@ function replay(ctx: ApiContext, response: StoredResponse): void {
   ctx.set('Idempotent-Replayed', 'true');
   ctx.status = response.status;
   if (response.body !== null) {
-    ctx.type = 'application/json';
+    if (!response.headers['content-type']) ctx.type = 'application/json';
     ctx.body = response.body;
   }
 }

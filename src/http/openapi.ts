@@ -7,6 +7,7 @@ import { ErrorSchema } from './error-response.ts';
 import { ALL_SCOPES, SCOPE_AREAS, type Scope, type ScopeArea } from '../tenancy/scopes.ts';
 import { KEY_PREFIX } from '../tenancy/key.service.ts';
 import type { ErrorCode } from '../platform/errors.ts';
+import { MAX_JSON_DEPTH } from './json-depth.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -216,7 +217,8 @@ function responses(route: RouteSpec, schemas: SchemaComponents, traits: { authen
   }
 
   // The failures the layers in front of every handler can produce (src/main/api.ts), then the route's own.
-  const errors = new Set<number>([500]);
+  // 408 and 431 are Node's own answers, before any middleware: every operation can earn them.
+  const errors = new Set<number>([500, 408, 431]);
   if (authenticated) [401, 429].forEach((s) => errors.add(s));
   if (route.auth && (route.auth.kind !== 'any' || route.auth.scope !== null)) errors.add(403);
   if (route.query || route.body) [400, 422].forEach((s) => errors.add(s));
@@ -302,13 +304,18 @@ const ERROR_RESPONSES: Record<number, string> = {
   404: 'NotFound',
   406: 'NotAcceptable',
   409: 'Conflict',
+  408: 'RequestTimeout',
   413: 'PayloadTooLarge',
+  431: 'RequestHeaderFieldsTooLarge',
   422: 'UnprocessableEntity',
   429: 'RateLimited',
   500: 'Internal',
   502: 'BadGateway',
   503: 'NotConfigured',
 };
+
+/** Statuses Node answers before any middleware (src/platform/http-server.ts), so before the key and its window. */
+const BEFORE_THE_KEY = new Set([408, 431]);
 
 function codesAt(status: number): ErrorCode[] {
   return ERROR_CODES.filter((code) => {
@@ -329,8 +336,8 @@ function errorResponse(status: number, authenticated: boolean): JsonObject {
 
 function errorResponseBody(status: number, authenticated: boolean): JsonObject {
   const codes = codesAt(status);
-  // A 401 means no key was recognised, so there is no window to report.
-  const limited = authenticated && status !== 401;
+  // A 401 means no key was recognised, so there is no window to report; a 408 or 431 is answered before the key is read.
+  const limited = authenticated && status !== 401 && !BEFORE_THE_KEY.has(status);
   const names = ['X-Request-Id', ...(limited ? RATE_LIMIT_HEADERS : []), ...(status === 429 ? ['Retry-After'] : [])];
   return {
     description: codes.map((code) => `\`${code}\`: ${ERROR_CATALOGUE[code].meaning}`).join('\n\n'),
@@ -401,7 +408,8 @@ operation's scope 403 \`insufficient_scope\`. A resource of another tenant is 40
 ## Errors
 Every error answers \`{ "error": { "code", "message", "doc_url", "details"? } }\` (schema \`Error\`). Clients branch on \
 \`code\`: messages may change, codes never do; \`doc_url\` points to the code's documentation. A method the path does \
-not support is 405 \`invalid_request\` with \`Allow\`; a body over the size limit is 413 \`invalid_request\`. A request \
+not support is 405 \`invalid_request\` with \`Allow\`; a body over the size limit is 413 \`invalid_request\`; a JSON body \
+nesting objects and arrays deeper than ${MAX_JSON_DEPTH} levels (the outermost counts as one) is 400 \`invalid_request\`. A request \
 head (request line and headers) over 16 KiB is 431, a request not received within the request timeout (30 s by \
 default) 408, and one that is not HTTP 400, all \`invalid_request\` in the same envelope with \`X-Request-Id\`: \
 answered before the key is read, they carry no rate-limit headers. The same table is in \`x-error-codes\`.
@@ -413,7 +421,7 @@ ${errorRows}
 ## Values
 Strings are Unicode text, and lengths count Unicode characters (an emoji is one): a string holding a lone UTF-16 \
 surrogate (\`"\\ud800"\` in JSON) is 422 \`validation_failed\` naming the field. Query values are text: an integer is \
-plain decimal digits with an optional \`-\` (no blanks, exponent or hex), a boolean \`true\` or \`false\`. A request \
+plain decimal digits with an optional \`-\` (no leading zero, blanks, exponent or hex), a boolean \`true\` or \`false\`. A request \
 field with a \`default\` may be left out; the default then applies.
 
 ## Rate limits

@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { ValidationError, type ErrorDetail } from '../platform/errors.ts';
+import { JsonTooDeepError, valueTooDeep } from './json-depth.ts';
 
 // ajv-formats is CommonJS with a default export; under NodeNext its callable sits on `.default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv };
@@ -26,6 +27,8 @@ function build<S extends TSchema>(ajv: Ajv, schema: S): Validator<Static<S>> {
   const known = typeof id === 'string' ? (ajv.getSchema<Static<S>>(id) as ValidateFunction<Static<S>> | undefined) : undefined;
   const validate: ValidateFunction<Static<S>> = known ?? ajv.compile<Static<S>>(schema);
   return (value, root = '') => {
+    // First, before anything recurses into the value: its depth bounds every walk that follows.
+    if (valueTooDeep(value)) throw new JsonTooDeepError();
     const illFormed = illFormedString(value, []);
     if (illFormed) throw new ValidationError([{ path: joinPath(root, illFormed) || '(body)', message: ILL_FORMED }]);
     if (validate(value)) return value;
@@ -67,12 +70,12 @@ function illFormedString(value: unknown, path: string[]): string[] | null {
   return null;
 }
 
-// The text forms a query value takes for each JSON type: plain decimal digits for an integer (no blanks, exponent,
-// hex or sign other than "-"), a decimal fraction for a number, `true`/`false` for a boolean. Anything else stays a
-// string, and the schema refuses it with its own message.
+// The text forms a query value takes for each JSON type: an integer as JSON writes it (decimal digits, no leading
+// zero, no blanks, exponent, hex or sign other than "-"), a decimal fraction for a number, `true`/`false` for a
+// boolean. Anything else stays a string, and the schema refuses it with its own message.
 const QUERY_FORMS: Record<string, { form: RegExp; convert: (text: string) => unknown }> = {
-  integer: { form: /^-?[0-9]{1,16}$/, convert: Number },
-  number: { form: /^-?[0-9]{1,16}(?:\.[0-9]{1,16})?$/, convert: Number },
+  integer: { form: /^-?(?:0|[1-9][0-9]{0,15})$/, convert: Number },
+  number: { form: /^-?(?:0|[1-9][0-9]{0,15})(?:\.[0-9]{1,16})?$/, convert: Number },
   boolean: { form: /^(?:true|false)$/, convert: (text) => text === 'true' },
 };
 

@@ -63,6 +63,53 @@ function destinations(content: LinkContent): Array<[string, string]> {
   return out;
 }
 
+/** What the reference checks ask of the database: one link's answers each, or a batch's read once (`batchLookups`). */
+export interface ReferenceLookups {
+  domain(domainId: string | undefined): Promise<ResolvedDomain | null>;
+  folderExists(folderId: string): Promise<boolean>;
+  tagsFound(tagIds: readonly string[]): Promise<ReadonlySet<string>>;
+  isShortDomain(url: string): Promise<boolean>;
+}
+
+type ReferenceDeps = { domains: DomainDirectory; tags: LabelStore; folders: LabelStore; blocklist?: Blocklist };
+
+/** Lookups made as the checks ask for them (one link). */
+function directLookups(workspaceId: string, deps: ReferenceDeps): ReferenceLookups {
+  return {
+    domain: (id) => deps.domains.resolve(workspaceId, id),
+    folderExists: async (id) => (await deps.folders.findById(workspaceId, id)) !== null,
+    tagsFound: async (ids) => new Set((await deps.tags.findMany(workspaceId, ids)).map((t) => t._id)),
+    isShortDomain: (url) => deps.domains.isShortDomain(url),
+  };
+}
+
+/**
+ * The answers a batch of links needs, read once for all of them: each distinct domain, the folders and tags they
+ * name, and which of their destinations' hosts are short domains (one query each, whatever the batch's size).
+ */
+export async function batchLookups(principal: WorkspacePrincipal, contents: readonly LinkContent[], deps: ReferenceDeps): Promise<ReferenceLookups> {
+  const workspaceId = principal.workspace._id;
+  const domainIds = [...new Set(contents.map((c) => c.domain_id ?? DEFAULT_DOMAIN_ID))];
+  const folderIds = [...new Set(contents.flatMap((c) => (c.folder_id ? [c.folder_id] : [])))];
+  const tagIds = [...new Set(contents.flatMap((c) => c.tag_ids ?? []))];
+  const urls = contents.flatMap((c) => destinations(c).map(([, url]) => url));
+  const [domains, folders, tags, shortHosts] = await Promise.all([
+    Promise.all(domainIds.map(async (id) => [id, await deps.domains.resolve(workspaceId, id)] as const)),
+    deps.folders.findMany(workspaceId, folderIds),
+    deps.tags.findMany(workspaceId, tagIds),
+    deps.domains.shortDomainHosts(urls),
+  ]);
+  const domainOf = new Map(domains);
+  const folderSet = new Set(folders.map((f) => f._id));
+  const tagSet = new Set(tags.map((t) => t._id));
+  return {
+    domain: (id) => Promise.resolve(domainOf.get(id ?? DEFAULT_DOMAIN_ID) ?? null),
+    folderExists: (id) => Promise.resolve(folderSet.has(id)),
+    tagsFound: () => Promise.resolve(tagSet),
+    isShortDomain: (url) => Promise.resolve(shortHosts(url)),
+  };
+}
+
 /**
  * Checks that need the database or the plan, after the schema: the domain is usable by the workspace, the folder
  * and tags exist in it, no destination points back at one of our short domains (a redirect loop).
@@ -70,18 +117,18 @@ function destinations(content: LinkContent): Array<[string, string]> {
 export async function checkReferences(
   principal: WorkspacePrincipal,
   content: LinkContent,
-  deps: { domains: DomainDirectory; tags: LabelStore; folders: LabelStore; blocklist?: Blocklist },
+  deps: ReferenceDeps,
+  lookups: ReferenceLookups = directLookups(principal.workspace._id, deps),
 ): Promise<ResolvedDomain> {
-  const workspaceId = principal.workspace._id;
   const details: ErrorDetail[] = [];
-  const domain = await deps.domains.resolve(workspaceId, content.domain_id);
+  const domain = await lookups.domain(content.domain_id);
   if (!domain) details.push({ path: 'domain_id', message: 'is not a domain of this workspace (or not active yet)' });
   details.push(...ruleIpDetails(content.rules));
   if (content.folder_id) {
-    if (!(await deps.folders.findById(workspaceId, content.folder_id))) details.push({ path: 'folder_id', message: 'no such folder' });
+    if (!(await lookups.folderExists(content.folder_id))) details.push({ path: 'folder_id', message: 'no such folder' });
   }
   if (content.tag_ids && content.tag_ids.length > 0) {
-    const found = new Set((await deps.tags.findMany(workspaceId, content.tag_ids)).map((t) => t._id));
+    const found = await lookups.tagsFound(content.tag_ids);
     content.tag_ids.forEach((id, i) => {
       if (!found.has(id)) details.push({ path: `tag_ids[${i}]`, message: 'no such tag' });
     });
@@ -92,7 +139,7 @@ export async function checkReferences(
     if (reason !== null) {
       details.push({ path, message: `is refused by the link safety blocklist: ${reason}` });
       refused.push(`${path} (${reason})`);
-    } else if (await deps.domains.isShortDomain(url)) {
+    } else if (await lookups.isShortDomain(url)) {
       details.push({ path, message: 'points at a short-link domain (a redirect loop)' });
     }
   }

@@ -3,10 +3,14 @@ import { workspaceOf } from '../http/auth.ts';
 import type { LinkService } from './link.service.ts';
 import type { LabelService } from './label.service.ts';
 import { renderQr } from './qr.ts';
+import { LINK_EXPORT_COLUMNS } from './link.export.ts';
+import { Type } from '@sinclair/typebox';
 import {
   BulkCreateSchema,
   BulkResultSchema,
   LinkCreateSchema,
+  LinkExportLineSchema,
+  LinkExportQuerySchema,
   LinkListQuerySchema,
   LinkListSchema,
   LinkSchema,
@@ -71,6 +75,36 @@ export function linkRoutes(links: LinkService): RouteSpec[] {
       responses: [{ status: 200, description: 'One result per item, in order', schema: BulkResultSchema }],
       handler: async (ctx, { body }) => {
         ctx.body = await links.createMany(workspaceOf(ctx), body);
+      },
+    }),
+    // Before /links/:id, which would take `export` for an id.
+    route({
+      method: 'GET',
+      path: '/links/export',
+      operationId: 'exportLinks',
+      tag: 'Links',
+      summary: 'Every link of the workspace with every field, streamed, as CSV or JSON Lines',
+      description:
+        'Oldest first, one link per row or line, chunked as it is read. `format=jsonl` (`application/x-ndjson`): each line is the link ' +
+        'as GET /links/{id} answers it, with `folder_name`. `format=csv` (`text/csv`, RFC 4180, CRLF): a header row, then the columns ' +
+        `${LINK_EXPORT_COLUMNS.map((c) => `\`${c}\``).join(', ')}; \`tags\` is a JSON array of the tag names, the blocks (\`targeting\`, ` +
+        '`ab_test`, `rules`, `mobile`, `rotator`, `moderation`) are their JSON, an empty cell is null. Cells starting with `=`, `+`, `-`, ' +
+        '`@`, a tab or a carriage return (after any `\'`s) are prefixed with `\'` so a spreadsheet shows them as text: drop one leading ' +
+        '`\'` from such a cell to read it back. Passwords are never exported (`has_password` only). Importing either file into another ' +
+        'workspace (import source `csv`) recreates the links.',
+      auth: read,
+      query: LinkExportQuerySchema,
+      responses: [
+        { status: 200, description: 'The links as CSV', contentType: 'text/csv', schema: Type.String({ description: 'RFC 4180 CSV: a header row, then one row per link' }) },
+        { status: 200, description: 'The links as JSON Lines', contentType: 'application/x-ndjson', schema: LinkExportLineSchema },
+      ],
+      handler: (ctx, { query }) => {
+        const principal = workspaceOf(ctx);
+        ctx.status = 200;
+        ctx.type = query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
+        ctx.set('Content-Disposition', `attachment; filename="links-${principal.workspace._id}.${query.format}"`);
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = links.export(principal, query.format);
       },
     }),
     route({

@@ -327,3 +327,21 @@ export const BulkResultSchema = Type.Object(
   { ...closed, $id: 'LinkBulkResult' },
 );
 export type BulkResult = Static<typeof BulkResultSchema>;
+
+export const LinkExportQuerySchema = Type.Object(
+  {
+    format: StringEnum(['csv', 'jsonl'], { default: 'csv', description: '`csv` (RFC 4180, `text/csv`) or `jsonl` (JSON Lines, `application/x-ndjson`)' }),
+  },
+  closed,
+);
+export type LinkExportQuery = Static<typeof LinkExportQuerySchema>;
+
+/** One line of the JSON Lines export: the link as the API shows it, and the name of its folder. */
+export const LinkExportLineSchema = Type.Object(
+  {
+    ...LinkSchema.properties,
+    folder_name: Nullable(Type.String({ description: 'The name of the link\'s folder (its id is `folder_id`)' })),
+  },
+  { ...closed, $id: 'LinkExportLine', description: 'One line of the JSON Lines export of GET /links/export: a link, every field' },
+);
+export type LinkExportLine = Static<typeof LinkExportLineSchema>;

@@ -1,10 +1,11 @@
+import type { Readable } from 'node:stream';
 import type { ClientSession, MongoClient } from 'mongodb';
 import { inTransaction } from '../platform/mongo.ts';
 import { newId } from '../platform/ids.ts';
-import { AppError, DuplicateKeyError, NotFoundError } from '../platform/errors.ts';
+import { AppError, DuplicateKeyError, NotFoundError, QuotaExceededError } from '../platform/errors.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
 import { requireCapabilities, type Principal } from '../tenancy/principal.ts';
-import type { EventStore } from '../events/event.store.ts';
+import type { EventStore, NewEvent } from '../events/event.store.ts';
 import type { EventType } from '../events/event-types.ts';
 import { decodeTimePosition, pageOf, timePosition } from '../http/cursor.ts';
 import { bodyValidator } from '../http/validation.ts';
@@ -15,8 +16,9 @@ import type { DomainDirectory } from './domains.ts';
 import { hashPassword } from '../platform/password.ts';
 import { linkView } from './link.view.ts';
 import { LinkRenderer } from './link.render.ts';
+import { exportLinks, type LinkExportFormat } from './link.export.ts';
 import type { Blocklist } from '../config/link-safety.ts';
-import { applyUtm, capabilitiesUsed, checkReferences, generateSlug, type LinkContent } from './link.prepare.ts';
+import { applyUtm, batchLookups, capabilitiesUsed, checkReferences, generateSlug, type LinkContent, type ReferenceLookups } from './link.prepare.ts';
 import { withRuleIds } from '../rules/rule-checks.ts';
 import { LinkStoredSchema, type Link, type LinkCreate, type LinkListQuery, type LinkUpdate } from './link.schemas.ts';
 
@@ -77,19 +79,110 @@ export class LinkService {
     return this.viewOne(doc);
   }
 
-  /** Each item succeeds or fails on its own; the quota counts every item. */
+  /**
+   * Each item succeeds or fails on its own; the quota counts every item. The batch is written as one: every item is
+   * checked before anything is written (the domains, folders, tags and short hosts it names read once for all),
+   * slugs are settled with one read per domain (generated ones drawn again where taken, chosen ones failing as a
+   * conflict), the quota places taken at once, and the links with their `link.created` events inserted in one
+   * transaction.
+   */
   async createMany(principal: WorkspacePrincipal, inputs: readonly LinkCreate[]): Promise<{ data: BulkItem[]; created: number; failed: number }> {
-    const data: BulkItem[] = [];
-    for (const [index, input] of inputs.entries()) {
-      try {
-        data.push({ index, status: 'created', link: await this.create(principal, input) });
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        data.push({ index, status: 'failed', error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } });
+    const results: Array<BulkItem | undefined> = inputs.map(() => undefined);
+    const fail = (index: number, error: AppError) => {
+      results[index] = { index, status: 'failed', error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } };
+    };
+    const lookups = await batchLookups(principal, inputs.map(({ utm: _utm, password: _password, ...content }) => content), this.d);
+    const prepared: BatchRow[] = [];
+    await Promise.all(
+      inputs.map(async (input, index) => {
+        try {
+          prepared.push({ index, doc: await this.prepare(principal, input, lookups), chosen: input.slug !== undefined });
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          fail(index, error);
+        }
+      }),
+    );
+    let rows = await this.settleSlugs(prepared.sort((a, b) => a.index - b.index), fail);
+    // Places in the quota for the rows in order; those past the limit fail.
+    const limit = principal.plan.limits.links;
+    const granted = await this.d.quota.takeLinksUpTo(principal.workspace._id, rows.length, limit);
+    for (const row of rows.slice(granted)) fail(row.index, new QuotaExceededError('links', limit));
+    rows = rows.slice(0, granted);
+    try {
+      for (let attempt = 1; rows.length > 0; attempt++) {
+        try {
+          await this.commitMany(principal, rows.map((r) => r.doc));
+          break;
+        } catch (error) {
+          // A slug taken by another create since they were settled: settle again, and write the batch again.
+          if (!(error instanceof DuplicateKeyError)) throw error;
+          if (attempt >= SLUG_ATTEMPTS) {
+            for (const row of rows) fail(row.index, error);
+            rows = [];
+            break;
+          }
+          rows = await this.settleSlugs(rows, fail);
+        }
       }
+    } catch (error) {
+      await this.d.quota.releaseLinks(principal.workspace._id, granted);
+      throw error;
     }
+    if (granted > rows.length) await this.d.quota.releaseLinks(principal.workspace._id, granted - rows.length);
+    if (rows.length > 0) {
+      await this.broadcast(...rows.map((r) => r.doc));
+      const links = await this.views(rows.map((r) => r.doc));
+      rows.forEach((row, i) => {
+        results[row.index] = { index: row.index, status: 'created', link: links[i]! };
+      });
+    }
+    const data = results as BulkItem[];
     const created = data.filter((d) => d.status === 'created').length;
     return { data, created, failed: data.length - created };
+  }
+
+  /**
+   * The rows whose slug is free on its domain, in order: one read of the taken ones per domain and round; a
+   * generated slug that is taken (or repeated in the batch) is drawn again, a chosen one fails as a conflict.
+   */
+  private async settleSlugs(rows: readonly BatchRow[], fail: (index: number, error: AppError) => void): Promise<BatchRow[]> {
+    const byDomain = new Map<string, BatchRow[]>();
+    for (const row of rows) byDomain.set(row.doc.domain_id, [...(byDomain.get(row.doc.domain_id) ?? []), row]);
+    const kept: BatchRow[] = [];
+    await Promise.all(
+      [...byDomain].map(async ([domainId, group]) => {
+        const used = new Set<string>();
+        let todo = group;
+        for (let round = 1; todo.length > 0; round++) {
+          const taken = await this.d.links.takenSlugs(domainId, todo.map((r) => r.doc.slug));
+          const again: BatchRow[] = [];
+          for (const row of todo) {
+            const slug = row.doc.slug;
+            if (!taken.has(slug) && !used.has(slug)) {
+              used.add(slug);
+              kept.push(row);
+            } else if (row.chosen || round >= SLUG_ATTEMPTS) {
+              fail(row.index, new DuplicateKeyError(`The slug "${slug}" is already taken on ${row.doc.domain}.`, { domain_id: domainId, slug }, undefined));
+            } else {
+              row.doc.slug = generateSlug();
+              again.push(row);
+            }
+          }
+          todo = again;
+        }
+      }),
+    );
+    return kept.sort((a, b) => a.index - b.index);
+  }
+
+  /** Links and their `link.created` events in one transaction, each kind in one insert, then the relay is nudged. */
+  private async commitMany(principal: WorkspacePrincipal, docs: readonly LinkDoc[]): Promise<void> {
+    await inTransaction(this.d.client, async (session) => {
+      await this.d.links.insertMany(docs, session);
+      await this.d.events.appendMany(docs.map((doc) => eventOf(principal, 'link.created', doc)), session);
+    });
+    this.d.onEvent?.();
   }
 
   async get(principal: WorkspacePrincipal, id: string): Promise<Link> {
@@ -154,16 +247,21 @@ export class LinkService {
     return `{"data":[${page.map((link) => this.renderer.json(link, tags)).join(',')}],"pagination":${JSON.stringify(pagination)}}`;
   }
 
+  /** Every link of the workspace with every field, streamed (link.export.ts). */
+  export(principal: WorkspacePrincipal, format: LinkExportFormat): Readable {
+    return exportLinks({ links: this.d.links, tags: this.d.tags, folders: this.d.folders, defaultBaseUrl: this.d.domains.default.baseUrl }, principal.workspace._id, format);
+  }
+
   private async find(principal: WorkspacePrincipal, id: string): Promise<LinkDoc> {
     const doc = await this.d.links.findById(principal.workspace._id, id);
     if (!doc) throw new NotFoundError('link');
     return doc;
   }
 
-  private async prepare(principal: WorkspacePrincipal, input: LinkCreate): Promise<LinkDoc> {
+  private async prepare(principal: WorkspacePrincipal, input: LinkCreate, lookups?: ReferenceLookups): Promise<LinkDoc> {
     const { utm, password, ...content } = input;
     requireCapabilities(principal, capabilitiesUsed(content, password !== undefined && password !== null));
-    const domain = await checkReferences(principal, content, this.d);
+    const domain = await checkReferences(principal, content, this.d, lookups);
     const now = new Date();
     return {
       _id: newId('lnk'),
@@ -189,15 +287,7 @@ export class LinkService {
   ): Promise<void> {
     await inTransaction(this.d.client, async (session) => {
       await work(session);
-      await this.d.events.append(
-        {
-          type,
-          workspaceId: doc.workspace_id,
-          partnerId: principal.workspace.partner_id,
-          data: { id: doc._id, domain: doc.domain, slug: doc.slug, url: doc.url, ...extra },
-        },
-        session,
-      );
+      await this.d.events.append(eventOf(principal, type, doc, extra), session);
     });
     this.d.onEvent?.();
   }
@@ -222,6 +312,18 @@ export class LinkService {
   private async tagsOf(workspaceId: string, tagIds: readonly string[]): Promise<Map<string, LabelDoc>> {
     return new Map((await this.d.tags.findMany(workspaceId, [...new Set(tagIds)])).map((t) => [t._id, t]));
   }
+}
+
+/** The outbox row of a change to a link (link.created carries id, domain, slug and url: spec 6.1). */
+function eventOf(principal: WorkspacePrincipal, type: EventType, doc: LinkDoc, extra: Record<string, unknown> = {}): NewEvent {
+  return { type, workspaceId: doc.workspace_id, partnerId: principal.workspace.partner_id, data: { id: doc._id, domain: doc.domain, slug: doc.slug, url: doc.url, ...extra } };
+}
+
+/** A bulk item on its way to being written: its index in the call, and whether the client chose its slug. */
+interface BatchRow {
+  index: number;
+  doc: LinkDoc;
+  chosen: boolean;
 }
 
 /** A stored link as content (what a client sends), to merge a patch into and validate the result. */

@@ -1,4 +1,4 @@
-import type { ClientSession, Collection, Db, Filter } from 'mongodb';
+import type { ClientSession, Collection, Db, Filter, FindCursor } from 'mongodb';
 import { DuplicateKeyError, isDuplicateKey } from '../platform/errors.ts';
 import { newestFirstBytes } from '../platform/paging.ts';
 import type { AbTest, Mobile, Rotator } from './link.schemas.ts';
@@ -103,6 +103,24 @@ export class LinkStore {
     }
   }
 
+  /** Inserts a batch (in the caller's transaction); a taken domain + slug anywhere in it is a DuplicateKeyError. */
+  async insertMany(docs: readonly LinkDoc[], session?: ClientSession): Promise<void> {
+    if (docs.length === 0) return;
+    try {
+      await this.collection.insertMany(docs, session ? { session } : {});
+    } catch (error) {
+      if (isDuplicateKey(error)) throw new DuplicateKeyError('A slug of the batch is already taken.', error.keyValue, error);
+      throw error;
+    }
+  }
+
+  /** Which of `slugs` are taken on the domain (one indexed read for the lot). */
+  async takenSlugs(domainId: string, slugs: readonly string[]): Promise<Set<string>> {
+    if (slugs.length === 0) return new Set();
+    const taken = await this.collection.find({ domain_id: domainId, slug: { $in: [...slugs] } }, { projection: { _id: 0, slug: 1 } }).toArray();
+    return new Set(taken.map((t) => t.slug));
+  }
+
   /** The tenant id is part of every lookup: another workspace's link is indistinguishable from a missing one. */
   findById(workspaceId: string, id: string, session?: ClientSession): Promise<LinkDoc | null> {
     return this.collection.findOne({ _id: id, workspace_id: workspaceId }, session ? { session } : {});
@@ -130,6 +148,14 @@ export class LinkStore {
   /** A page of links, newest first, each as its stored BSON bytes (rendered by `LinkRenderer`). */
   pageBytes(query: LinkPage): Promise<Uint8Array[]> {
     return newestFirstBytes(this.db, this.collection.collectionName, pageFilters(query), query.after, query.limit);
+  }
+
+  /**
+   * Every link of a workspace, oldest first (the `workspace_newest` index walked backwards), read `batchSize` at a
+   * time: what an export streams.
+   */
+  everyLink(workspaceId: string, batchSize: number): FindCursor<LinkDoc> {
+    return this.collection.find({ workspace_id: workspaceId }, { batchSize }).sort({ created_at: 1, _id: 1 });
   }
 
   async removeTag(workspaceId: string, tagId: string, session?: ClientSession): Promise<void> {

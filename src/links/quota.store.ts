@@ -36,6 +36,25 @@ export class QuotaStore {
     }
   }
 
+  /**
+   * Takes as many of `count` places as are left, at most: the number taken (0 when the quota is reached). A batch
+   * asks once; only at the limit does it read the counter to take what remains.
+   */
+  async takeLinksUpTo(workspaceId: string, count: number, limit: number): Promise<number> {
+    for (let want = count; want > 0; ) {
+      try {
+        await this.takeLinks(workspaceId, want, limit);
+        return want;
+      } catch (error) {
+        if (!(error instanceof QuotaExceededError)) throw error;
+        const counter = await this.collection.findOne({ _id: workspaceId });
+        // Fewer each time: concurrent creates may take the remaining places meanwhile.
+        want = Math.min(want - 1, limit - (counter?.links ?? 0));
+      }
+    }
+    return 0;
+  }
+
   async releaseLinks(workspaceId: string, count: number, session?: ClientSession): Promise<void> {
     await this.collection.updateOne({ _id: workspaceId }, { $inc: { links: -count } }, session ? { session } : {});
   }

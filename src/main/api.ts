@@ -8,7 +8,7 @@ import { observe } from '../http/observe.ts';
 import { errorEnvelope } from '../http/errors.ts';
 import { transportErrorBody } from '../http/error-response.ts';
 import { opsEndpoints } from '../http/ops.ts';
-import { gate } from '../http/gate.ts';
+import { chargeMore, gate } from '../http/gate.ts';
 import { jsonBody } from '../http/body.ts';
 import { idempotency } from '../http/idempotency.ts';
 import { mount, type RouteSpec } from '../http/route-table.ts';
@@ -72,6 +72,8 @@ import { sessionPrincipal } from '../users/session-gate.ts';
 import { DOWNLOADS_PATH, DownloadTickets, downloadRoutes, followDownload } from '../users/downloads.ts';
 import { cookiePolicyFor } from '../http/session-cookie.ts';
 import { dashboardStatic } from '../dashboard/static.ts';
+import { ImportService, IMPORT_SEAL_PURPOSE } from '../imports/import.service.ts';
+import { importRoutes } from '../imports/import.routes.ts';
 
 /** Paths under /v1 answered without a key. */
 const PUBLIC_PATHS = new Set(['/v1/openapi.json', `/v1${PUBLIC_REPORT_PATH}`]);
@@ -137,6 +139,8 @@ export function buildApi(infra: Infra): ApiService {
     subscriptions,
     events: stores.events,
     onEvent: () => infra.outbox.nudge(),
+    logger,
+    registry: metrics.registry,
   });
 
   const links = new LinkService({
@@ -231,9 +235,10 @@ export function buildApi(infra: Infra): ApiService {
     ...alertRoutes(new AlertService({ alerts: stores.alerts, links: stores.links }), config.alerts.evalIntervalMs),
     ...analyticsRoutes(analytics, { clicks: stores.clicks.clicks, slots: stores.exportSlots, logger }),
     ...partnerAnalyticsRoutes(analytics, { partners: stores.partners, workspaces: stores.workspaces, defaultWorkspaceRatePerMinute: config.rateLimit.workspacePerMinute }),
+    ...importRoutes(new ImportService({ store: stores.imports, box: new SecretBox(config.secretKey, IMPORT_SEAL_PURPOSE) })),
   ];
   // The tool server's tools are the operations of the finished table, read on its first request.
-  routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0' }));
+  routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0', chargeMore: chargeMore(stores.rateLimiter) }));
   // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.
   routes.push(
     ...openApiRoutes(() =>

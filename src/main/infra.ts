@@ -95,7 +95,7 @@ export async function openInfra(
   }
   const stores = new Stores(mongo.db, logger, config);
   // Idempotent: every replica of every process runs these at start-up, in any order.
-  await Promise.all([stores.ensureIndexes(), provisionStreams(nats, config.nats.duplicateWindowMs)]);
+  await Promise.all([stores.ensureIndexes(), provisionStreams(nats, config.nats.duplicateWindowMs, { replicas: config.nats.replicas, logger })]);
   return {
     config,
     logger,

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import Koa from 'koa';
 import type { Infra } from './infra.ts';
 import type { Service } from './service.ts';
@@ -12,6 +13,7 @@ import { RedirectHandler } from '../redirect/redirect.handler.ts';
 import { RedirectMetrics } from '../redirect/redirect.metrics.ts';
 import { ClickIds } from '../clicks/click-id.ts';
 import { ClickPublisher } from '../clicks/publisher.ts';
+import { ClickSpool } from '../clicks/click-spool.ts';
 import { RotatorCounters } from '../clicks/counters.ts';
 import { buildReportService } from './reports.ts';
 import { reportForm } from '../reports/report.form.ts';
@@ -38,7 +40,12 @@ export function buildRedirect(infra: Infra): RedirectService {
     negativeTtlMs: config.redirect.negativeCacheTtlMs,
     maxEntries: config.redirect.cacheMaxEntries,
   });
-  const clicks = new ClickPublisher({ nats, logger, registry: metrics.registry, bufferMax: config.redirect.clickBufferMax, lingerMs: 10 });
+  // One folder per installation (stream prefix): a spooled click is only ever published to the streams it was meant for.
+  const spool =
+    config.redirect.clickSpoolDir === null
+      ? null
+      : new ClickSpool({ dir: join(config.redirect.clickSpoolDir, config.nats.prefix || 'default'), maxBytes: config.redirect.clickSpoolMaxBytes });
+  const clicks = new ClickPublisher({ nats, logger, registry: metrics.registry, bufferMax: config.redirect.clickBufferMax, lingerMs: 10, spool });
   const redirectMetrics = new RedirectMetrics(metrics.registry, () => resolver.size());
 
   const app = new Koa<ApiState>();

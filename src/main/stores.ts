@@ -30,6 +30,7 @@ import { SessionStore } from '../tenancy/session.store.ts';
 import { MembershipStore } from '../tenancy/membership.store.ts';
 import { InviteStore } from '../users/invite.store.ts';
 import { SignInLinkStore } from '../users/token.store.ts';
+import { ImportStore } from '../imports/import.store.ts';
 
 /** Every store over one database; `ensureIndexes` creates what their queries need. */
 export class Stores {
@@ -65,6 +66,7 @@ export class Stores {
   readonly signInLinks: SignInLinkStore;
   /** Dashboard sign-in attempts, per account and per client address (the same windowed count as link passwords). */
   readonly signInAttempts: { readonly perAccount: PasswordAttempts; readonly perIp: PasswordAttempts };
+  readonly imports: ImportStore;
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -101,6 +103,7 @@ export class Stores {
     this.memberships = new MembershipStore(db);
     this.invites = new InviteStore(db);
     this.signInLinks = new SignInLinkStore(db);
+    this.imports = new ImportStore(db);
     const { signInMaxAttempts, signInMaxAttemptsPerIp, signInWindowMs } = config.dashboard;
     this.signInAttempts = {
       perAccount: new PasswordAttempts(db, { maxAttempts: signInMaxAttempts, windowMs: signInWindowMs, secretKey: config.secretKey }),
@@ -137,6 +140,7 @@ export class Stores {
       this.memberships.ensureIndexes(),
       this.invites.ensureIndexes(),
       this.signInLinks.ensureIndexes(),
+      this.imports.ensureIndexes(),
     ]);
   }
 }

@@ -26,6 +26,12 @@ import { SubscriptionWriter } from '../partner/subscription.service.ts';
 import { RollupWriter } from '../analytics/rollup.store.ts';
 import { RollupSettler } from '../analytics/settler.ts';
 import { ClickRetention } from '../analytics/retention.ts';
+import { LinkService } from '../links/link.service.ts';
+import { DomainService } from '../domains/domain.service.ts';
+import { KubeDomains } from '../domains/kube-domains.ts';
+import { ImportRunner } from '../imports/import-runner.ts';
+import { ImportDomainDirectory } from '../imports/import-domains.ts';
+import { IMPORT_SEAL_PURPOSE } from '../imports/import.service.ts';
 
 export interface WorkerService extends Service {
   readonly relay: OutboxRelay;
@@ -36,6 +42,7 @@ export interface WorkerService extends Service {
   readonly billing: BillingJobs;
   readonly alerts: AlertEvaluator;
   readonly settler: RollupSettler;
+  readonly imports: ImportRunner;
   port(): number;
 }
 
@@ -160,6 +167,46 @@ export function buildWorker(infra: Infra): WorkerService {
     onEvent: () => relay.nudge(),
   });
 
+  // Import jobs write links through the links service, onto the default domain or the workspace's own domains,
+  // including ones the import connects (still pending verification).
+  const importDomains = new ImportDomainDirectory(mongo.db, config.defaultShortDomain, config.shortLinkBaseUrl);
+  const imports = new ImportRunner({
+    db: mongo.db,
+    store: stores.imports,
+    box: new SecretBox(config.secretKey, IMPORT_SEAL_PURPOSE),
+    links: new LinkService({
+      client: mongo.client,
+      links: stores.links,
+      quota: stores.quota,
+      tags: stores.tags,
+      folders: stores.folders,
+      events: stores.events,
+      domains: importDomains,
+      bus: infra.bus,
+      onEvent: () => relay.nudge(),
+      blocklist: config.linkBlocklist,
+    }),
+    linkDocs: stores.links.collection,
+    tags: stores.tags,
+    keys: stores.keys,
+    workspaces: stores.workspaces,
+    domains: new DomainService({
+      domains: stores.domains,
+      kube: KubeDomains.fromConfig(config.domains),
+      bus: infra.bus,
+      defaultHostname: importDomains.default.hostname,
+      policy: {
+        reserved: [config.defaultShortDomain, new URL(config.shortLinkBaseUrl).host, new URL(config.publicApiUrl).host, config.domains.cnameTarget ?? ''],
+      },
+      targets: config.domains,
+    }),
+    defaultHostname: importDomains.default.hostname,
+    logger,
+    pollMs: config.imports.pollMs,
+    leaseMs: config.imports.leaseMs,
+    allowPrivateSources: config.imports.allowPrivateSources,
+  });
+
   const app = new Koa<ApiState>();
   app.silent = true;
   const inFlight = new InFlight();
@@ -197,6 +244,7 @@ export function buildWorker(infra: Infra): WorkerService {
     billing,
     alerts,
     settler,
+    imports,
     port: () => server?.port ?? config.workerPort,
     async start() {
       relay.start();
@@ -207,11 +255,13 @@ export function buildWorker(infra: Infra): WorkerService {
       billing.start();
       alerts.start();
       settler.start();
+      imports.start();
       server = await listen(app.callback(), config.workerPort, config.host, inFlight);
       logger.info({ port: server.port }, `worker running (health and metrics on :${server.port})`);
     },
     async stop() {
       await server?.close(config.shutdownTimeoutMs);
+      await imports.stop();
       await domainEvents.stop();
       await alerts.stop();
       await settler.stop();

@@ -7,10 +7,11 @@
 // protocol version) is answered in the API's error envelope like any other, and JSON-RPC answers pass unchanged.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { route, type RouteSpec } from '../http/route-table.ts';
 import { authorize, principalOf } from '../http/auth.ts';
 import { bodyOf } from '../http/body.ts';
+import type { ChargeMore } from '../http/gate.ts';
 import { AppError, ConflictError, ForbiddenError, InvalidRequestError, NotFoundError, ProtocolRefusalError } from '../platform/errors.ts';
 import type { ApiContext } from '../http/context.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -28,7 +29,7 @@ const change = { kind: 'any', scope: 'tools:write' } as const;
  * The /v1/mcp route. `routes` is the finished route table (read on the first request, like the OpenAPI document),
  * so every operation mounted beside this one is a tool.
  */
-export function mcpRoutes(routes: () => readonly RouteSpec[], options: { logger: Logger; version: string }): RouteSpec[] {
+export function mcpRoutes(routes: () => readonly RouteSpec[], options: { logger: Logger; version: string; chargeMore: ChargeMore }): RouteSpec[] {
   let tools: Tool[] | null = null;
   const toolTable = () => (tools ??= toolsOf(routes(), NOT_TOOLS));
 
@@ -45,18 +46,23 @@ export function mcpRoutes(routes: () => readonly RouteSpec[], options: { logger:
         annotations: { readOnlyHint: t.readOnly, destructiveHint: t.route.method === 'DELETE', idempotentHint: t.route.method !== 'POST' },
       })),
     }));
-    server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-      const tool = usable().find((t) => t.name === request.params.name);
-      if (!tool) return failure('not_found', `There is no tool "${request.params.name}" for this key.`);
+    // tools/call is answered by the fallback handler rather than a registered one: the SDK checks a registered
+    // handler's parameters with its own schema first and answers a mismatch with the schema library's dump
+    // (-32603 or -32602); here bad parameters and unknown tools are -32602 invalid params in words (JSON-RPC, MCP).
+    server.fallbackRequestHandler = async (request): Promise<CallToolResult> => {
+      if (request.method !== 'tools/call') throw new RpcError(METHOD_NOT_FOUND, 'Method not found');
+      const { name, args } = toolCallParams(request.params);
+      const tool = usable().find((t) => t.name === name);
+      if (!tool) throw new RpcError(INVALID_PARAMS, `There is no tool "${name}" for this key; tools/list names them.`);
       try {
         if (!tool.readOnly) authorize(principal, change);
-        return success(await tool.call(principal, request.params.arguments ?? {}));
+        return success(await tool.call(principal, args));
       } catch (error) {
         if (error instanceof AppError) return failure(error.code, error.message, error.details);
         options.logger.error({ err: error, tool: tool.name }, 'tool call failed');
         return failure('internal', 'An unexpected error occurred.');
       }
-    });
+    };
     return server;
   }
 
@@ -76,14 +82,23 @@ export function mcpRoutes(routes: () => readonly RouteSpec[], options: { logger:
         'with the operation’s own request schemas as its input schema: the body itself, or the query itself, or path parameters ' +
         'beside `query` and `body`. Tool results carry the JSON answer as text and as structured content; QR codes as images. ' +
         'A request the transport refuses is answered in the error envelope like any other: 406 `invalid_request` without that ' +
-        'Accept, 400 `invalid_request` for a body that is not a JSON-RPC message or an unsupported `MCP-Protocol-Version`.',
+        'Accept, 400 `invalid_request` for a body that is not a JSON-RPC message or an unsupported `MCP-Protocol-Version`. ' +
+        'A `tools/call` whose `params.name` is missing or names no tool of the key, or whose `arguments` is not an object, ' +
+        'is the JSON-RPC error -32602 (invalid params). A JSON-RPC batch (protocol revisions up to 2025-03-26) counts each ' +
+        '`tools/call` in it against the key’s rate limit like the REST call it stands for; a batch the window cannot hold is ' +
+        '429 and none of it runs. With `Idempotency-Key`, a repeat is answered the first JSON-RPC answer again.',
       auth: connect,
       errorStatuses: [406],
-      responses: [{ status: 200, description: 'The JSON-RPC response', contentType: 'application/json' }],
+      responses: [
+        { status: 200, description: 'The JSON-RPC response (an array of them for a batch)', contentType: 'application/json' },
+        { status: 202, description: 'Accepted, no body: the message was a notification or a response, or a batch of only those, or an empty batch' },
+      ],
       handler: async (ctx) => {
         const principal = principalOf(ctx);
         const body = bodyOf(ctx);
         if (body === undefined) throw new InvalidRequestError('The request body must be a JSON-RPC 2.0 message of the Model Context Protocol.');
+        // The door counted this request once; each further tool call of a batch counts as the REST call it stands for.
+        await options.chargeMore(ctx, toolCallsIn(body) - 1);
         const server = serverFor(principal);
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         try {
@@ -150,4 +165,36 @@ function success(output: ToolOutput): CallToolResult {
 function failure(code: string, message: string, details?: Array<{ path: string; message: string }>): CallToolResult {
   const error = { code, message, ...(details ? { details } : {}) };
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }) }], structuredContent: { error } };
+}
+
+const METHOD_NOT_FOUND: number = ErrorCode.MethodNotFound;
+const INVALID_PARAMS: number = ErrorCode.InvalidParams;
+
+/** A JSON-RPC error as the SDK answers it: its code and message as they are. */
+class RpcError extends Error {
+  readonly code: number;
+  constructor(code: number, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** The tool name and its arguments (an object, or absent for none) of a tools/call, or -32602 saying what is wrong. */
+function toolCallParams(params: unknown): { name: string; args: Record<string, unknown> } {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    throw new RpcError(INVALID_PARAMS, 'tools/call needs params: an object with the tool name and its arguments.');
+  }
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string' || name === '') throw new RpcError(INVALID_PARAMS, 'tools/call needs params.name, the name of a tool.');
+  if (args === undefined) return { name, args: {} };
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    throw new RpcError(INVALID_PARAMS, 'params.arguments must be an object of the tool’s arguments, or left out.');
+  }
+  return { name, args: args as Record<string, unknown> };
+}
+
+/** How many tools/call requests a JSON-RPC message or batch carries (notifications and other methods count none). */
+function toolCallsIn(body: unknown): number {
+  const messages = Array.isArray(body) ? (body as unknown[]) : [body];
+  return messages.filter((m) => typeof m === 'object' && m !== null && 'id' in m && (m as { method?: unknown }).method === 'tools/call').length;
 }

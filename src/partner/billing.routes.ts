@@ -32,7 +32,10 @@ const INGEST_DESCRIPTION =
   'suspended, canceled → canceled); `customer.subscription.deleted`: canceled. Other types are acknowledged and ' +
   'ignored. A client is found by the object\'s `customer` (its billing_customer_id) or `metadata.linkplane_client_id`. ' +
   'Each event id is applied once (a retry answers 200 with `duplicate: true`); events may arrive in any order: money ' +
-  'is recorded whatever the order, and a state change older (by `created`) than the last applied is not applied.';
+  'is recorded whatever the order, and a state change older (by `created`) than the last applied is not applied. ' +
+  'A correctly signed event that is not an event object with `id`, `type`, `created` and `data.object`, or whose ' +
+  'amounts are not integer minor units from 0 to 10^12, or whose currency is not an ISO 4217 code (the list ' +
+  '`POST /conversions` accepts), is answered 200 with `outcome: "ignored: <reason>"` and changes nothing.';
 
 export function billingRoutes(billing: BillingService): RouteSpec[] {
   return [
@@ -103,9 +106,12 @@ export function billingRoutes(billing: BillingService): RouteSpec[] {
       operationId: 'refundPartnerPayment',
       tag: 'Partner billing',
       summary: 'Record a refund of (part of) a payment; payment.refunded carries the breakdown',
-      description: 'The platform fee is returned pro rata (rounded down); the rest is taken from the partner share. A refund made after the period was paid out is carried by the next payout.',
+      description:
+        'The platform fee is returned pro rata (rounded down); the rest is taken from the partner share. A refund made after the period was paid out is carried by the next payout. ' +
+        'Concurrent refunds of one payment are applied one after another (each on top of the others); 409 conflict only if the payment kept changing through every retry.',
       auth: write,
       body: RefundCreateSchema,
+      errors: ['conflict'],
       responses: [{ status: 201, description: 'The payment and the refund', schema: PaymentWithRefundSchema }],
       handler: async (ctx, { body, params }) => {
         ctx.status = 201;

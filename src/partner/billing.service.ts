@@ -1,7 +1,7 @@
 // Billing: processor events in Stripe's webhook format, payments and refunds recorded by hand, and the ledger they
 // write. Every change to money or state is one transaction with its outbox events.
 //
-// Processor event rules (published in the README and the OpenAPI document):
+// Processor event rules (published in docs/partners.md and the OpenAPI document):
 // - a client is found by the object's `customer` (the client's billing_customer_id), else by
 //   `metadata.linkplane_client_id` on the object; an event for no client of the partner is acknowledged and ignored;
 // - each event id is applied once: the id is written in the same transaction as what the event changed, so a retry
@@ -14,6 +14,9 @@
 //   already holds as paid is ignored (a paid invoice cannot fail afterwards).
 import Stripe from 'stripe';
 import type { ClientSession, MongoClient } from 'mongodb';
+import { Counter, type Registry } from 'prom-client';
+import type { Logger } from '../platform/logger.ts';
+import { isCurrencyCode } from '../platform/money.ts';
 import { newId } from '../platform/ids.ts';
 import { ConflictError, InvalidRequestError, isDuplicateKey, NotConfiguredError, NotFoundError, ValidationError } from '../platform/errors.ts';
 import type { EventStore } from '../events/event.store.ts';
@@ -27,11 +30,20 @@ import { estimateProcessorFee, periodKey, splitPayment, splitRefund } from './fe
 import type { Applied, SubscriptionWriter } from './subscription.service.ts';
 import type { Trigger } from '../tenancy/subscription.ts';
 import type { Payment, PaymentCreate, Payout } from './billing.schemas.ts';
+import { checkStripeEvent, type ProcessorEvent, type StripeObject } from './processor-event.ts';
 
 /** Stripe's default, and what the spec asks of our own signatures: five minutes. */
 export const SIGNATURE_TOLERANCE_S = 300;
 
-type StripeObject = Record<string, unknown>;
+/** Attempts of a refund recorded by hand while other refunds of the same payment commit (see recordRefund). */
+const REFUND_ATTEMPTS = 10;
+
+/** The payment's refunded amount moved between reading it and writing the refund: nothing was written. */
+class PaymentChangedError extends ConflictError {
+  constructor() {
+    super('The payment changed while the refund was being recorded (another refund of it); retry.');
+  }
+}
 
 export interface IngestResult {
   received: true;
@@ -52,6 +64,9 @@ export interface BillingServiceDeps {
   partnerService: PartnerService;
   subscriptions: SubscriptionWriter;
   events: EventStore;
+  /** Where an event that fails validation is logged (with its reason), and the registry its counter joins. */
+  logger?: Logger;
+  registry?: Registry;
   onEvent?: () => void;
   now?: () => Date;
 }
@@ -140,10 +155,17 @@ function statedFee(invoice: StripeObject): number | null {
 export class BillingService {
   private readonly d: BillingServiceDeps;
   private readonly now: () => Date;
+  private readonly refusedEvents: Counter<'reason'>;
 
   constructor(deps: BillingServiceDeps) {
     this.d = deps;
     this.now = deps.now ?? (() => new Date());
+    this.refusedEvents = new Counter({
+      name: 'linkplane_billing_events_ignored_total',
+      help: 'Correctly signed processor events ignored because they failed validation (envelope, amount, currency, field)',
+      labelNames: ['reason'],
+      registers: deps.registry ? [deps.registry] : [],
+    });
   }
 
   // ----- processor events -----
@@ -154,12 +176,20 @@ export class BillingService {
     if (!partner) throw new NotFoundError('billing endpoint');
     const secret = this.d.partnerService.stripeSecret(partner);
     if (secret === null) throw new NotConfiguredError("This partner's Stripe ingestion (set stripe_endpoint_secret with PATCH /partner)");
-    let event: Stripe.Event;
+    let verified: unknown;
     try {
-      event = Stripe.webhooks.constructEvent(raw, signature ?? '', secret, SIGNATURE_TOLERANCE_S);
+      verified = Stripe.webhooks.constructEvent(raw, signature ?? '', secret, SIGNATURE_TOLERANCE_S);
     } catch (error) {
       throw new InvalidRequestError('The Stripe-Signature header does not verify (wrong secret, altered body, or older than 300 seconds).', { cause: error });
     }
+    const checked = checkStripeEvent(verified);
+    if (!checked.ok) {
+      // Acknowledged (a retry would carry the same bytes), so the processor stops sending it; nothing is recorded.
+      this.refusedEvents.inc({ reason: checked.kind });
+      this.d.logger?.warn({ partner_id: partnerId, reason: checked.reason }, 'processor event ignored: it fails validation');
+      return { received: true, duplicate: false, outcome: `ignored: ${checked.reason}` };
+    }
+    const event = checked.event;
     const key = `${partnerId}:${event.id}`;
     if (await this.d.ledger.billingEvents.findOne({ _id: key }, { projection: { _id: 1 } })) return { received: true, duplicate: true, outcome: 'duplicate' };
     let work: Work;
@@ -182,8 +212,8 @@ export class BillingService {
     return { received: true, duplicate: false, outcome: work.outcome };
   }
 
-  private async applyEvent(partner: PartnerDoc, event: Stripe.Event, session: ClientSession): Promise<Work> {
-    const object = event.data.object as unknown as StripeObject;
+  private async applyEvent(partner: PartnerDoc, event: ProcessorEvent, session: ClientSession): Promise<Work> {
+    const object = event.object;
     switch (event.type) {
       case 'invoice.paid':
       case 'invoice.payment_succeeded':
@@ -215,12 +245,13 @@ export class BillingService {
     const client = await this.clientFor(partner, invoice, session);
     if (!client) return { outcome: `ignored: no client with billing customer id ${idOf(invoice.customer) ?? '(none)'}`, applied: [] };
     const invoiceId = idOf(invoice.id);
-    const gross = integer(invoice.amount_paid) ?? 0;
-    const currency = typeof invoice.currency === 'string' ? invoice.currency.toUpperCase() : null;
+    // Both checked by checkStripeEvent: integer minor units, and an ISO 4217 code (Stripe spells it lower case).
+    const gross = invoice.amount_paid as number;
+    const currency = (invoice.currency as string).toUpperCase();
     const transitions = invoice.status_transitions as { paid_at?: unknown } | undefined;
     const paidAt = new Date((integer(transitions?.paid_at) ?? created) * 1000);
     let outcome = 'applied';
-    if (gross > 0 && currency !== null && /^[A-Z]{3}$/.test(currency)) {
+    if (gross > 0) {
       const existing = invoiceId ? await this.d.ledger.payments.findOne({ 'external.invoice_id': invoiceId, partner_id: partner._id }, { session }) : null;
       if (existing) outcome = 'applied: payment already recorded';
       else {
@@ -259,7 +290,7 @@ export class BillingService {
   }
 
   private async chargeRefunded(partner: PartnerDoc, charge: StripeObject, created: number, session: ClientSession): Promise<Work> {
-    const cumulative = integer(charge.amount_refunded) ?? 0;
+    const cumulative = charge.amount_refunded as number;
     const invoiceId = idOf(charge.invoice);
     const chargeId = idOf(charge.id);
     const payment = await this.d.ledger.findByExternal(partner._id, { invoiceId, chargeId }, session);
@@ -275,6 +306,9 @@ export class BillingService {
       );
       return { outcome: 'deferred: waiting for the payment', applied: [] };
     }
+    // Validated as an ISO 4217 code already; a refund in another currency than the payment's is no refund of it.
+    const currency = (charge.currency as string).toUpperCase();
+    if (currency !== payment.currency) return { outcome: `ignored: the refund is in ${currency}, the payment in ${payment.currency}`, applied: [] };
     const refund = await this.refundUpTo(partner, payment, cumulative, refundedAt, 'stripe', session);
     return { outcome: refund ? 'applied' : 'applied: refund already recorded', applied: [] };
   }
@@ -325,9 +359,25 @@ export class BillingService {
   /** Brings the payment's refunded amount up to `cumulative` (never down); null when nothing was left to add. */
   private async refundUpTo(partner: PartnerDoc, payment: PaymentDoc, cumulative: number, refundedAt: Date, source: 'stripe' | 'manual', session: ClientSession): Promise<RefundDoc | null> {
     const current = (await this.d.ledger.payments.findOne({ _id: payment._id }, { session })) ?? payment;
-    const target = Math.min(cumulative, current.gross);
-    const amount = target - current.refunded;
+    const amount = Math.min(cumulative, current.gross) - current.refunded;
     if (amount <= 0) return null;
+    return (await this.refundOnTop(partner, current, amount, refundedAt, source, session)).refund;
+  }
+
+  /**
+   * Refunds `amount` on top of what `current` says is refunded, written only if the payment still says so: a refund
+   * committed in between (reads in a transaction are not a snapshot everywhere) makes it a PaymentChangedError, and
+   * nothing is written.
+   */
+  private async refundOnTop(
+    partner: PartnerDoc,
+    current: PaymentDoc,
+    amount: number,
+    refundedAt: Date,
+    source: 'stripe' | 'manual',
+    session: ClientSession,
+  ): Promise<{ payment: PaymentDoc; refund: RefundDoc }> {
+    const target = current.refunded + amount;
     const split = splitRefund(current, current.refunded, amount);
     const refund: RefundDoc = {
       _id: newId('rfd'),
@@ -348,13 +398,13 @@ export class BillingService {
       { $set: { refunded: target, status } },
       { session, returnDocument: 'after' },
     );
-    if (!updated) throw new ConflictError('The payment changed while the refund was being recorded; retry.');
+    if (!updated) throw new PaymentChangedError();
     await this.d.ledger.refunds.insertOne(refund, { session });
     await this.d.events.append(
       { type: 'payment.refunded', workspaceId: current.workspace_id, partnerId: partner._id, data: { ...paymentView(updated), refund: refundView(refund) } },
       session,
     );
-    return refund;
+    return { payment: updated, refund };
   }
 
   /** A payment recorded by the partner (no processor): it moves the subscription like a paid invoice. */
@@ -364,6 +414,7 @@ export class BillingService {
     const now = this.now();
     const paidAt = input.paid_at ? new Date(input.paid_at) : now;
     if (paidAt.getTime() > now.getTime() + 60_000) throw new ValidationError([{ path: 'paid_at', message: 'must not be in the future' }]);
+    if (!isCurrencyCode(input.currency)) throw new ValidationError([{ path: 'currency', message: 'must be an ISO 4217 currency code' }]);
     if (input.processor_fee !== undefined && input.processor_fee > input.amount) throw new ValidationError([{ path: 'processor_fee', message: 'must not exceed amount' }]);
     let result: { payment: PaymentDoc; applied: Applied };
     try {
@@ -389,20 +440,29 @@ export class BillingService {
     return paymentView(result.payment);
   }
 
+  /**
+   * A refund recorded by hand: `amount` on top of what the payment has refunded when it is read. Concurrent refunds of
+   * one payment are serialised by reading again and retrying (each attempt fails only because another refund
+   * committed); past REFUND_ATTEMPTS the answer is 409 conflict, never a partial write.
+   */
   async recordRefund(partnerId: string, paymentId: string, amount: number): Promise<{ payment: Payment; refund: ReturnType<typeof refundView> }> {
     const partner = await this.d.partners.findById(partnerId);
     if (!partner) throw new NotFoundError('partner');
-    const result = await inTransaction(this.d.client, async (session) => {
-      const payment = await this.d.ledger.findPayment(partnerId, paymentId, session);
-      if (!payment) throw new NotFoundError('payment');
-      const left = payment.gross - payment.refunded;
-      if (amount > left) throw new ValidationError([{ path: 'amount', message: `must be at most ${left}, what is left of the payment` }]);
-      const refund = await this.refundUpTo(partner, payment, payment.refunded + amount, this.now(), 'manual', session);
-      const updated = await this.d.ledger.findPayment(partnerId, paymentId, session);
-      return { payment: updated!, refund: refund! };
-    });
-    this.d.onEvent?.();
-    return { payment: paymentView(result.payment), refund: refundView(result.refund) };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await inTransaction(this.d.client, async (session) => {
+          const payment = await this.d.ledger.findPayment(partnerId, paymentId, session);
+          if (!payment) throw new NotFoundError('payment');
+          const left = payment.gross - payment.refunded;
+          if (amount > left) throw new ValidationError([{ path: 'amount', message: `must be at most ${left}, what is left of the payment` }]);
+          return this.refundOnTop(partner, payment, amount, this.now(), 'manual', session);
+        });
+        this.d.onEvent?.();
+        return { payment: paymentView(result.payment), refund: refundView(result.refund) };
+      } catch (error) {
+        if (!(error instanceof PaymentChangedError) || attempt >= REFUND_ATTEMPTS) throw error;
+      }
+    }
   }
 
   async getPayment(partnerId: string, id: string): Promise<Payment> {

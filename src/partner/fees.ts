@@ -1,5 +1,5 @@
 // Money arithmetic of the ledger: integer minor units only, through BigInt where a product could pass 2^53.
-// Rules (published in the OpenAPI document and the README):
+// Rules (published in the OpenAPI document and docs/partners.md):
 // - processor fee: the processor's own figure when the event carries it (an expanded balance transaction), else the
 //   partner's fee schedule, `percent_bps` of the gross rounded half up plus `fixed`; never more than the gross;
 // - platform fee: `platform_fee_bps` of the gross, rounded down, never more than what the processor fee leaves;

@@ -1,5 +1,6 @@
 import type { MongoClient } from 'mongodb';
 import { newId } from '../platform/ids.ts';
+import { isCurrencyCode } from '../platform/money.ts';
 import { ConflictError, isDuplicateKey, NotFoundError, QuotaExceededError, ValidationError, type ErrorDetail } from '../platform/errors.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
 import { inTransaction } from '../platform/mongo.ts';
@@ -27,7 +28,6 @@ import type { SubscriptionWriter } from './subscription.service.ts';
 
 /** Plans a partner may keep (a single page, as spec 4.2 says). */
 export const MAX_PLANS_PER_PARTNER = 100;
-const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
 
 export function clientView(ws: WorkspaceDoc): Client {
   const subscription = ws.subscription ?? initialSubscription(ws.created_at);
@@ -265,7 +265,7 @@ export class PartnerService {
     input.capabilities.forEach((capability, i) => {
       if (!ceiling.capabilities.includes(capability)) details.push({ path: `capabilities[${i}]`, message: `"${capability}" is not in the partner's ${ceiling.id} platform plan` });
     });
-    if (!CURRENCIES.has(input.price.currency)) details.push({ path: 'price.currency', message: 'must be an ISO 4217 currency code' });
+    if (!isCurrencyCode(input.price.currency)) details.push({ path: 'price.currency', message: 'must be an ISO 4217 currency code' });
     if (details.length > 0) throw new ValidationError(details);
   }
 

@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CAPABILITIES } from '../tenancy/plans.ts';
 import { closed, DateTime, Integer, Nullable, PaginationSchema, StringEnum, Text } from '../platform/schema.ts';
+import { MAX_MINOR_UNITS } from '../platform/money.ts';
 
 /** Money in integer minor units of an ISO 4217 currency (cents for USD, yen for JPY): never a float. */
-export const MinorUnits = (options: { description?: string } = {}) => Integer(0, 1_000_000_000_000, options);
+export const MinorUnits = (options: { description?: string } = {}) => Integer(0, MAX_MINOR_UNITS, options);
 export const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency code, upper case' });
 export const PlanId = Type.String({ pattern: '^pln_[A-Za-z0-9]{1,40}$', description: 'A plan of the partner (`pln_…`)' });
 

@@ -12,9 +12,15 @@ interface Writable {
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
+/** How often lines held by the destination are handed to stdout, whatever their number. */
+const FLUSH_INTERVAL_MS = 250;
+const WARN = 40;
+
 /**
  * JSON logs on stdout. The destination is asynchronous and written in large chunks: the request line is on the
  * api and redirect hot paths, and a write per line, or pino's generic serialiser, costs a good part of a request.
+ * What it holds goes out within FLUSH_INTERVAL_MS, and at once after a warning or an error, so an operator watching
+ * an outage sees it as it happens, and a process killed outright (SIGKILL, OOM) leaves its last warnings behind.
  * The request line is therefore written directly, in pino's own format (level 30, `time`, `process`, `msg`), so
  * every line of the stream still parses the same way.
  *
@@ -40,14 +46,41 @@ export function createLogger(options: { level: string; name: string; destination
     options.destination ??
     pino.destination({ dest: 1, sync: false, minLength: 16_000, maxWrite: 65_536, maxLength: options.bufferMaxBytes ?? 8 * 1_048_576 });
   (destination as Partial<EventEmitter>).on?.('drop', (data: string) => (dropped += lineCount(data)));
-  const logger = pino(settings, destination);
+  const handOver = () => handOverHeld(destination);
+  const logger = pino(
+    {
+      ...settings,
+      hooks: {
+        logMethod(args: Parameters<Logger['info']>, method: (...a: Parameters<Logger['info']>) => void, level: number) {
+          method.apply(this, args);
+          if (level >= WARN) handOver();
+        },
+      },
+    },
+    destination,
+  );
+  const interval = setInterval(handOver, FLUSH_INTERVAL_MS).unref();
   const access = LEVELS.indexOf(options.level) <= LEVELS.indexOf('info') ? accessLog(destination, options.name) : () => undefined;
-  const flush = (timeoutMs: number) => flushWithin(destination, timeoutMs, (lines) => (dropped += lines));
+  const flush = (timeoutMs: number) => {
+    clearInterval(interval);
+    return flushWithin(destination, timeoutMs, (lines) => (dropped += lines));
+  };
   return { logger, access, flush, droppedLines: () => dropped };
 }
 
+/** Starts writing what the destination holds (asynchronously: never waits on stdout); nothing held, nothing done. */
+function handOverHeld(destination: Flushable): void {
+  if (typeof destination.flush !== 'function' || destination.destroyed || (destination._bufs?.length ?? 0) === 0) return;
+  try {
+    destination.flush();
+  } catch {
+    // Not open yet, or closed: the next interval tries again.
+  }
+}
+
 interface Flushable {
-  flush?: (callback: (error?: Error) => void) => void;
+  flush?: (callback?: (error?: Error) => void) => void;
+  destroyed?: boolean;
   destroy?: () => void;
   write?: (chunk: string) => boolean;
   /** SonicBoom's pending chunks (internal, read only to count what is dropped at exit). */

@@ -23,7 +23,10 @@ export function IntegerEnum<const T extends readonly number[]>(values: T, option
 export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = {}): TUnsafe<Static<T> | null> {
   const type = (schema as { type?: unknown }).type;
   if (typeof type !== 'string') throw new Error('Nullable() needs a schema with a single `type`');
-  return Type.Unsafe<Static<T> | null>({ ...schema, ...options, [Kind]: 'Unsafe', type: [type, 'null'] });
+  // A closed set takes null among its values too: `enum` is checked beside `type`, and would refuse it.
+  const values = (schema as { enum?: unknown }).enum;
+  const closedSet = Array.isArray(values) ? { enum: [...(values as unknown[]), null] } : {};
+  return Type.Unsafe<Static<T> | null>({ ...schema, ...options, ...closedSet, [Kind]: 'Unsafe', type: [type, 'null'] });
 }
 
 /** A deep copy without `default` keywords: response schemas describe what is sent, nothing is filled in. */

@@ -165,11 +165,15 @@ export function authRoutes(auth: AuthService, options: AuthRouteOptions): RouteS
       operationId: 'changePassword',
       tag: TAG,
       summary: 'Change the password (signs out every other session)',
+      description:
+        'Each `current_password` checked counts as a sign-in attempt of the account and of the client address (one ' +
+        'window shared with `POST /auth/sign-in`): past either limit the answer is the one sign-in gives, 429 ' +
+        '`rate_limited` with Retry-After, and the password is not checked.',
       auth: null,
       body: PasswordChangeBody,
       responses: [{ status: 204, description: 'Changed' }],
       handler: async (ctx, { body }) => {
-        await auth.changePassword(signedInOf(ctx), body.current_password, body.new_password);
+        await auth.changePassword(signedInOf(ctx), body.current_password, body.new_password, meta(ctx));
         ctx.status = 204;
       },
     }),

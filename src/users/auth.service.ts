@@ -83,20 +83,32 @@ export class AuthService {
   /** The account whose password this is, within the attempt limits; SignInFailedError (401) or 429 otherwise. */
   async checkPassword(email: string, password: string, meta: ClientMeta): Promise<UserDoc> {
     const account = normalizeEmail(email);
+    let user: UserDoc | null = null;
+    const ok = await this.guess(account, meta, async () => {
+      user = await this.d.users.findByEmail(account);
+      return user?.password_hash ? verifyPassword(password, user.password_hash) : this.burnTime(password);
+    });
+    if (!user || !ok) throw new SignInFailedError();
+    return user;
+  }
+
+  /**
+   * One guess of an account's password, wherever it is made (sign-in, or the current password of a change): it takes
+   * an attempt of the account's window and of the client address's before the password is checked, so concurrent
+   * guesses each use one up, and past either limit it is SignInRateLimitedError (429, Retry-After) unchecked. The
+   * account's count is cleared by its owner's success; the address's is not, or one known password would reset it.
+   */
+  private async guess(account: string, meta: ClientMeta, check: () => Promise<boolean>): Promise<boolean> {
     const { attemptsPerAccount, attemptsPerIp } = this.d.settings;
-    // Both windows are taken before the password is checked: concurrent guesses each use up an attempt.
     const [byAccount, byIp] = await Promise.all([
       attemptsPerAccount.reserve('sign-in', account, this.now()),
       attemptsPerIp.reserve('sign-in-ip', meta.ip ?? 'unknown', this.now()),
     ]);
     const wait = Math.max(byAccount, byIp);
     if (wait > 0) throw new SignInRateLimitedError(wait);
-    const user = await this.d.users.findByEmail(account);
-    const ok = user?.password_hash ? await verifyPassword(password, user.password_hash) : await this.burnTime(password);
-    if (!user || !ok) throw new SignInFailedError();
-    // The account's count is cleared by its owner's success; the address's is not, or one known password would reset it.
-    await attemptsPerAccount.succeed('sign-in', account);
-    return user;
+    const ok = await check();
+    if (ok) await attemptsPerAccount.succeed('sign-in', account);
+    return ok;
   }
 
   private async burnTime(password: string): Promise<false> {
@@ -187,9 +199,10 @@ export class AuthService {
   }
 
   /** Sets a new password and signs out every other session of the user (whoever else had it is out). */
-  async changePassword(signedIn: SignedIn, current: string, next: string): Promise<void> {
+  async changePassword(signedIn: SignedIn, current: string, next: string, meta: ClientMeta): Promise<void> {
     const { user } = signedIn;
-    const ok = user.password_hash ? await verifyPassword(current, user.password_hash) : false;
+    // A guess of the current password like a sign-in attempt: a stolen session must not try passwords without limit.
+    const ok = await this.guess(normalizeEmail(user.email), meta, async () => (user.password_hash ? verifyPassword(current, user.password_hash) : false));
     if (!ok) throw new ValidationError([{ path: 'current_password', message: 'is not correct' }]);
     checkPasswordStrength(next, 'new_password');
     const at = new Date(this.now());

@@ -9,9 +9,10 @@ const IV_BYTES = 12;
 export class SecretBox {
   private readonly key: Buffer;
 
-  constructor(masterSecret: string) {
+  /** `purpose` names the use (webhook signing secrets by default; import credentials pass their own). */
+  constructor(masterSecret: string, purpose = 'webhook-signing-secret/v1') {
     // A purpose-specific key: SECRET_KEY also signs click ids and cookies, and HKDF keeps those uses independent.
-    this.key = Buffer.from(hkdfSync('sha256', masterSecret, 'linkplane', 'webhook-signing-secret/v1', 32));
+    this.key = Buffer.from(hkdfSync('sha256', masterSecret, 'linkplane', purpose, 32));
   }
 
   /**

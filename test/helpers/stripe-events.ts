@@ -65,7 +65,11 @@ export interface IngestReply {
 
 /** Posts an event as Stripe does: the exact bytes signed, with a `Stripe-Signature` header (or the one given). */
 export async function deliver(apiUrl: string, partnerId: string, event: StripeEvent, secret: string, options: { signature?: string; timestamp?: number } = {}): Promise<IngestReply> {
-  const payload = JSON.stringify(event);
+  return deliverPayload(apiUrl, partnerId, JSON.stringify(event), secret, options);
+}
+
+/** Posts any payload, correctly signed unless a signature is given: for bodies no processor would send. */
+export async function deliverPayload(apiUrl: string, partnerId: string, payload: string, secret: string, options: { signature?: string; timestamp?: number } = {}): Promise<IngestReply> {
   const res = await fetch(`${apiUrl}/v1/billing/stripe/${partnerId}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json; charset=utf-8', 'Stripe-Signature': options.signature ?? sign(payload, secret, options.timestamp) },

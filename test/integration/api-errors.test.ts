@@ -168,6 +168,15 @@ describe('api errors over HTTP (spec parts 5, 7, 8)', () => {
       expect(cursor.status).to.equal(400);
       expectEnvelope(cursor.body, 'invalid_request');
     });
+
+    it('answers 422 for an integer query value with leading zeros, as for any other non-literal', async () => {
+      for (const limit of ['010', '00', '-01']) {
+        const res = await call(`/v1/links?limit=${limit}`, { headers: bearer(wsKey) });
+        expect(res.status, limit).to.equal(422);
+        expect(res.body.error.details![0]!.path).to.equal('limit');
+      }
+      expect((await call('/v1/links?limit=10', { headers: bearer(wsKey) })).status).to.equal(200);
+    });
   });
 
   describe('docs and operations', () => {

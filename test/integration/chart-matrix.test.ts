@@ -220,10 +220,10 @@ describe('Helm chart values matrix (charts/linkplane/ci)', function () {
     });
   });
 
-  it("renders the README's copy-paste helm install, and lints it strictly", async () => {
-    const readme = await readFile(path.resolve(CHART, '../../README.md'), 'utf8');
-    const command = /^helm install linkplane \.\/charts\/linkplane[^`]*?[^\\]\n/m.exec(readme)?.[0];
-    assert.ok(command, 'the README has a helm install command');
+  it("renders the copy-paste helm install of docs/kubernetes.md, and lints it strictly", async () => {
+    const page = await readFile(path.resolve(CHART, '../../docs/kubernetes.md'), 'utf8');
+    const command = /^helm install linkplane \.\/charts\/linkplane[^`]*?[^\\]\n/m.exec(page)?.[0];
+    assert.ok(command, 'docs/kubernetes.md has a helm install command');
     // Shell words: line continuations joined, single quotes removed (the command uses no other quoting).
     const words = command.replace(/\\\n/g, ' ').trim().split(/\s+/).map((w) => w.replace(/^'(.*)'$/, '$1'));
     const [, , release, chart, ...args] = words;

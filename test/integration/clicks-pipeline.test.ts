@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
@@ -11,6 +14,7 @@ import type { Invalidation } from '../../src/platform/cache-bus.ts';
 import type { ClickRecord } from '../../src/visitor/click-record.ts';
 import { ClickIds } from '../../src/clicks/click-id.ts';
 import { ClickPublisher } from '../../src/clicks/publisher.ts';
+import { ClickSpool } from '../../src/clicks/click-spool.ts';
 import { decodeClicks } from '../../src/clicks/click-wire.ts';
 import { ClickStore } from '../../src/clicks/click.store.ts';
 import { ClickIngestor, type BatchHook } from '../../src/clicks/ingest.ts';
@@ -494,6 +498,77 @@ describe('click capture and ingestion (real NATS, MongoDB protocol)', function (
       // hold a click twice, and ingestion, keyed by click id, stores it once (checked above). Every click is there.
       const inStream = await until(() => clicksInStream(nats).catch(() => false as const), 20_000, 'stream readable');
       expect(new Set(inStream)).to.deep.equal(new Set(clicks.map((c) => c.id)));
+    });
+
+    it('spools clicks beyond the buffer to disk while NATS is down, and stores each once after it returns', async () => {
+      const db = aDb();
+      const { nats, store } = await started(db, { url: server.url, batchSize: 50 });
+      const dir = mkdtempSync(join(tmpdir(), 'lp-spool-'));
+      cleanups.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
+      const registry = new Registry();
+      const publisher = new ClickPublisher({ nats, logger, registry, bufferMax: 50, ackTimeoutMs: 1000, spool: new ClickSpool({ dir, maxBytes: 64 * 1_048_576 }) });
+
+      await server.stop();
+      await until(() => !nats.isConnected(), 20_000, 'the client saw the outage');
+      const during = Array.from({ length: 300 }, (_, i) => aClick({ slug: `s${i}` }));
+      for (const click of during) publisher.record(click);
+      expect(publisher.depth(), 'memory stays within its bound').to.be.at.most(50);
+      expect(await metric(registry, 'linkplane_clicks_dropped_total'), 'nothing dropped').to.equal(0);
+      expect(await metric(registry, 'linkplane_clicks_spilled_total')).to.be.at.least(250);
+      expect(await metric(registry, 'linkplane_click_spool_bytes')).to.be.greaterThan(0);
+      expect(readdirSync(dir).filter((f) => f.endsWith('.clicks.json')).length).to.be.greaterThan(0);
+
+      await server.restart();
+      await until(async () => (await store.clicks.countDocuments()) === 300 || false, 30_000, 'every click stored after NATS returned');
+      await until(() => readdirSync(dir).length === 0 || false, 10_000, 'spool segments deleted once acknowledged');
+      expect(await metric(registry, 'linkplane_click_spool_bytes')).to.equal(0);
+      const stored = (await store.clicks.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+      expect(stored).to.have.members(during.map((c) => c.id));
+      await sleep(300);
+      expect(await store.clicks.countDocuments(), 'nothing arrives twice later').to.equal(300);
+    });
+
+    it('spools what is held at shutdown, and the next process publishes it', async () => {
+      const db = aDb();
+      const { nats, store } = await started(db, { url: server.url, batchSize: 50 });
+      const dir = mkdtempSync(join(tmpdir(), 'lp-spool-'));
+      cleanups.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
+      await server.stop();
+      await until(() => !nats.isConnected(), 20_000, 'the client saw the outage');
+      const first = new ClickPublisher({ nats, logger, registry: new Registry(), bufferMax: 1000, ackTimeoutMs: 1000, spool: new ClickSpool({ dir, maxBytes: 64 * 1_048_576 }) });
+      const clicks = Array.from({ length: 30 }, () => aClick());
+      for (const click of clicks) first.record(click);
+      expect(await first.flush(300), 'nothing is left unsaved').to.equal(0);
+      expect(readdirSync(dir).filter((f) => f.endsWith('.clicks.json'))).to.have.length(1);
+
+      await server.restart();
+      await until(() => nats.isConnected(), 20_000, 'reconnected');
+      // A process starting later (same pid here: an earlier run of this process) adopts the segment.
+      new ClickPublisher({ nats, logger, registry: new Registry(), bufferMax: 1000, ackTimeoutMs: 1000, spool: new ClickSpool({ dir, maxBytes: 64 * 1_048_576 }) });
+      await until(async () => (await store.clicks.countDocuments()) === 30 || false, 30_000, 'spooled clicks stored');
+      await until(() => readdirSync(dir).length === 0 || false, 10_000, 'spool emptied');
+    });
+
+    it('drops clicks only when the spool is full too, counting them and logging once per interval, not per click', async () => {
+      const db = aDb();
+      const { nats } = await started(db, { url: server.url, batchSize: 50 });
+      const dir = mkdtempSync(join(tmpdir(), 'lp-spool-'));
+      cleanups.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
+      const lines: Array<{ msg: string; clicks?: number }> = [];
+      const capture = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) });
+      const registry = new Registry();
+      const publisher = new ClickPublisher({ nats, logger: capture, registry, bufferMax: 20, ackTimeoutMs: 1000, spool: new ClickSpool({ dir, maxBytes: 2048 }) });
+      await server.stop();
+      await until(() => !nats.isConnected(), 20_000, 'the client saw the outage');
+      for (let i = 0; i < 500; i++) publisher.record(aClick());
+      const dropped = await metric(registry, 'linkplane_clicks_dropped_total');
+      expect(dropped, 'the spool held a few, the rest were dropped').to.be.within(400, 480);
+      const dropLines = lines.filter((l) => l.msg.startsWith('clicks dropped'));
+      expect(dropLines, 'one line for the first drop').to.have.length(1);
+      await publisher.flush(100);
+      const all = lines.filter((l) => l.msg.startsWith('clicks dropped'));
+      expect(all.reduce((n, l) => n + (l.clicks ?? 0), 0), 'the lines account for every drop').to.equal(await metric(registry, 'linkplane_clicks_dropped_total'));
+      await server.restart();
     });
   });
 });

@@ -184,6 +184,44 @@ describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', fu
     expect((await browser().signIn(fine.email, fine.password)).status).to.equal(200);
   });
 
+  it('counts wrong current passwords of POST /auth/password like sign-in attempts: past the limit even the right one is 429', async () => {
+    const user = await users.aUser();
+    const here = browser();
+    await here.signIn(user.email, user.password);
+    for (let i = 0; i < 3; i++) {
+      const wrong = await here.request('POST', '/auth/password', { body: { current_password: `wrong-guess-${i}`, new_password: 'a-new-long-password' } });
+      expectError(wrong, 422, 'validation_failed');
+    }
+    // The answer sign-in gives past its limit: 429 rate_limited with Retry-After, the password not even checked.
+    const limited = await here.request('POST', '/auth/password', { body: { current_password: user.password, new_password: 'a-new-long-password' } });
+    expectError(limited, 429, 'rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).to.be.within(1, 900);
+    // One window for both doors: sign-in of the account is refused the same way, and the password did not change.
+    const signIn = await browser().signIn(user.email, user.password);
+    expectError(signIn, 429, 'rate_limited');
+    const seconds = (message: string) => message.replace(/\d+/g, 'N');
+    expect(seconds(limited.body.error!.message)).to.equal(seconds(signIn.body.error!.message));
+    expect((await users.users.collection.findOne({ _id: user._id }))!.password_hash).to.equal(user.password_hash);
+  });
+
+  it('a password change from an address past its limit is 429 too, and a right guess clears only the account count', async () => {
+    const ip = freshIp();
+    const user = await users.aUser();
+    const here = browser(ip);
+    await here.signIn(user.email, user.password);
+    // Three wrong current passwords, then the right one: changed, and the account's count starts again.
+    for (let i = 0; i < 2; i++) {
+      expectError(await here.request('POST', '/auth/password', { body: { current_password: `wrong-${i}`, new_password: 'another-long-password' } }), 422, 'validation_failed');
+    }
+    const changed = await here.request('POST', '/auth/password', { body: { current_password: user.password, new_password: 'another-long-password' } });
+    expect(changed.status, changed.text).to.equal(204);
+    for (let i = 0; i < 2; i++) {
+      expectError(await here.request('POST', '/auth/password', { body: { current_password: `wrong-again-${i}`, new_password: 'a-third-long-password' } }), 422, 'validation_failed');
+    }
+    // The address has now used six attempts (one sign-in, five guesses): its window is spent for every account.
+    expectError(await here.request('POST', '/auth/password', { body: { current_password: 'another-long-password', new_password: 'a-third-long-password' } }), 429, 'rate_limited');
+  });
+
   it('limits sign-in attempts per client address across accounts', async () => {
     const ip = freshIp();
     for (let i = 0; i < 6; i++) expectError(await browser(ip).signIn(`nobody${i}@example.com`, 'wrong-password'), 401, 'unauthorized');

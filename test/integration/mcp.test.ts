@@ -178,7 +178,12 @@ describe('MCP tool server (/v1/mcp, official SDK client over HTTP)', function ()
     const toolsWrite = await connect(await keyWith(['tools:read', 'tools:write', 'links:read']));
     expect(refused(await call(toolsWrite, 'create_link', { url: 'https://example.com/' }), 'insufficient_scope').message).to.contain('links:write');
     expect(refused(await call(toolsWrite, 'list_conversions'), 'insufficient_scope').message).to.contain('conversions:read');
-    refused(await call(toolsWrite, 'no_such_tool'), 'not_found');
+    // An unknown tool is a JSON-RPC invalid params error (-32602), not a tool result.
+    const unknown = await call(toolsWrite, 'no_such_tool').then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(unknown).to.have.property('code', -32602);
   });
 
   it('refuses the connection without a key (401) or without tools:read (403), in the API’s envelope', async () => {

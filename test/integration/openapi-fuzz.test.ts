@@ -1,7 +1,9 @@
 // Property-based fuzzing of every operation of the live OpenAPI document: requests generated from its schemas
 // (valid, at and past the bounds, wrong types, garbage, malformed JSON, foreign and made-up ids, every key kind).
 // Every answer must be below 500 (a documented 503 not_configured aside), every 4xx the error envelope of its
-// documented status, every 2xx valid against its documented schema.
+// documented status, every 2xx valid against its documented schema. Beside it: bodies nested past the depth bound on
+// every operation that takes JSON (400), coherent analytics ranges (start/end or interval) whose 2xx must validate,
+// and MCP messages and batches, answered in JSON-RPC and never with an internal error.
 //
 // `make test` runs it with a fixed seed and FUZZ_RUNS (20) runs per operation; `npm run fuzz` with a random seed and
 // more runs. The seed is printed: FUZZ_SEED=<seed> npm run fuzz replays a failure.
@@ -16,11 +18,24 @@ import { Tenants, bearer } from '../helpers/tenants.ts';
 import { callApi } from '../helpers/http.ts';
 import { garbage, SchemaArbitraries, type Schema } from '../helpers/schema-arbitrary.ts';
 import type { JsonObject, OpenApiDocument } from '../../src/http/openapi.ts';
+import { MAX_JSON_DEPTH } from '../../src/http/json-depth.ts';
 
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv2020) => Ajv2020 };
 
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : process.env.FUZZ_RANDOM ? Math.floor(Math.random() * 2 ** 31) : 20261124;
 const RUNS = Number(process.env.FUZZ_RUNS ?? 20);
+
+/**
+ * JSON text nested past the bound (MAX_JSON_DEPTH), up to the depth that overflowed the stack before the bound
+ * existed: arrays and objects mixed, sometimes inside a field of an object.
+ */
+const deepBody: fc.Arbitrary<string> = fc
+  .tuple(fc.integer({ min: MAX_JSON_DEPTH + 1, max: 12_000 }), fc.constantFrom('[', '{"a":', '{"url":', '[{"x":'), fc.boolean())
+  .map(([levels, opener, inField]) => {
+    const closer = opener === '[' ? ']' : opener === '[{"x":' ? '}]' : '}';
+    const nested = opener.repeat(levels) + '1' + closer.repeat(levels);
+    return inField ? `{"name":"deep","value":${nested}}` : nested;
+  });
 
 interface Operation {
   method: string;
@@ -47,6 +62,7 @@ describe('OpenAPI-driven fuzzing of every operation (fast-check)', function () {
   let operations: Operation[];
   let keys: { workspace: string; partner: string };
   let ids: string[];
+  let clientId: string;
   let ajv: Ajv2020;
   const validators = new Map<string, ValidateFunction>();
 
@@ -65,6 +81,7 @@ describe('OpenAPI-driven fuzzing of every operation (fast-check)', function () {
     tenants = await Tenants.open(mongo);
     const partnerId = await tenants.aPartner();
     const ws = await tenants.aWorkspace({ plan_id: 'business', partner_id: partnerId });
+    clientId = ws._id;
     keys = { workspace: (await tenants.aWorkspaceKey(ws._id)).key, partner: (await tenants.aPartnerKey(partnerId)).key };
     doc = (await (await fetch(`${running.url}/v1/openapi.json`)).json()) as OpenApiDocument;
     operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, op })));
@@ -159,6 +176,7 @@ describe('OpenAPI-driven fuzzing of every operation (fast-check)', function () {
           { weight: 3, arbitrary: schemas.mutated(requestSchema).map((value): Body => ({ kind: 'json', value })) },
           { weight: 1, arbitrary: garbage.map((value): Body => ({ kind: 'json', value })) },
           { weight: 1, arbitrary: fc.constantFrom('{', '{"a":', '[1,]', 'null', '', '{"name":"\\ud800"}', '{"__proto__":{"x":1}}', '[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]').map((text): Body => ({ kind: 'text', text })) },
+          { weight: 1, arbitrary: deepBody.map((text): Body => ({ kind: 'text', text })) },
         )
       : fc.constant({ kind: 'none' });
     // Now and then an Idempotency-Key, reused across requests (409 when the body differs) or malformed.
@@ -218,6 +236,155 @@ describe('OpenAPI-driven fuzzing of every operation (fast-check)', function () {
       expect(validate(JSON.parse(text)), `${where}: ${ajv.errorsText(validate.errors)}`).to.equal(true);
     }
   }
+
+  /**
+   * Analytics queries whose range is coherent: an `interval` preset, or `start` before `end` (up to 30 days apart, at
+   * any offset), never both; the other parameters drawn from their schemas. The generic property above mixes the
+   * three, so it seldom reaches a 2xx of a `start`/`end` range.
+   */
+  function analyticsArbitrary(operation: Operation, schemas: SchemaArbitraries): fc.Arbitrary<{ request: FuzzRequest; custom: boolean }> {
+    const kind = operation.op['x-key-kind'] as string;
+    const parameters = ((operation.op.parameters ?? []) as JsonObject[]).map(deref).filter((p) => p.in === 'query');
+    const RANGE = new Set(['start', 'end', 'interval']);
+    const VISITOR_FILTERS = new Set(['device', 'os', 'browser', 'referer', 'visitor_type', 'utm_source', 'utm_medium', 'utm_campaign']);
+    const PLAUSIBLE: Record<string, string[]> = {
+      timezone: ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kathmandu'],
+      country: ['FR', 'US,DE'],
+      client_id: [clientId],
+      link_id: ids,
+      domain_id: ['dom_default'],
+      tag: ['tag_unknown'],
+      folder_id: ['fld_unknown'],
+    };
+    const intervalSchema = parameters.find((p) => p.name === 'interval')!.schema as { enum: string[] };
+    const DAY_MS = 86_400_000;
+    const instant = (ms: number, offset: string) => {
+      const shift = offset === 'Z' ? 0 : (offset.startsWith('-') ? -1 : 1) * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4, 6))) * 60_000;
+      return new Date(ms + shift).toISOString().replace('Z', offset === 'Z' ? 'Z' : offset);
+    };
+    const range = fc.oneof(
+      fc.constantFrom(...intervalSchema.enum).map((interval): Array<[string, string]> => [['interval', interval]]),
+      fc
+        .tuple(fc.integer({ min: 0, max: 400 * 96 }), fc.integer({ min: 1, max: 30 * 96 }), fc.constantFrom('Z', '+05:30', '-08:00', '+14:00'))
+        .map(([quartersAgo, quarters, offset]): Array<[string, string]> => {
+          const end = Math.floor(Date.now() / 900_000) * 900_000 + DAY_MS - quartersAgo * 900_000;
+          return [
+            ['start', instant(end - quarters * 900_000, offset)],
+            ['end', instant(end, offset)],
+          ];
+        }),
+    );
+    const others = fc.tuple(
+      ...parameters
+        // Visitor filters other than country have rules of their own on what they combine with: left to the property above.
+        .filter((p) => !RANGE.has(p.name as string) && !VISITOR_FILTERS.has(p.name as string))
+        .map((p) => {
+          const plausible = PLAUSIBLE[p.name as string];
+          const value = (plausible ? fc.constantFrom(...plausible) : schemas.valid(p.schema as Schema)).map(
+            (v): [string, string] => [p.name as string, typeof v === 'string' ? v : JSON.stringify(v)],
+          );
+          // Filters now and then (the generic property tries their bounds); the range is what is under test here.
+          return p.required ? value : fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: value });
+        }),
+    );
+    return fc.tuple(range, others).map(([rangePairs, rest]) => ({
+      custom: rangePairs[0]![0] === 'start',
+      request: {
+        key: kind === 'partner' ? keys.partner : keys.workspace,
+        path: operation.path,
+        query: [...rangePairs, ...rest.filter((pair): pair is [string, string] => pair !== null)],
+        body: { kind: 'none' },
+        idempotencyKey: null,
+      },
+    }));
+  }
+
+  it('answers analytics ranges, by interval or by start/end, with 2xx valid against the documented schema', async () => {
+    const schemas = new SchemaArbitraries(doc.components.schemas);
+    const analytics = operations.filter((o) => o.method === 'GET' && /\/analytics\//.test(o.path));
+    expect(analytics.map((o) => o.op.operationId)).to.have.length.at.least(7);
+    for (const operation of analytics) {
+      const succeeded = { custom: 0, preset: 0 };
+      await fc.assert(
+        fc.asyncProperty(analyticsArbitrary(operation, schemas), async ({ request, custom }) => {
+          const answer = await send(operation, request);
+          check(operation, answer);
+          if (answer.status === 200) succeeded[custom ? 'custom' : 'preset']++;
+        }),
+        { seed: SEED, numRuns: RUNS * 2, endOnFailure: !process.env.FUZZ_SHRINK },
+      );
+      expect(succeeded.custom, `${operation.path}: some start/end ranges answered 200`).to.be.greaterThan(0);
+      expect(succeeded.preset, `${operation.path}: some interval ranges answered 200`).to.be.greaterThan(0);
+    }
+  });
+
+  it('refuses bodies nested beyond the bound with 400 invalid_request on every operation that takes JSON', async () => {
+    const withBody = operations.filter((o) => o.op.requestBody !== undefined);
+    expect(withBody.length).to.be.greaterThan(20);
+    for (const operation of withBody) {
+      const kind = operation.op['x-key-kind'] as string | undefined;
+      const path = operation.path.replace(/\{[^}]+\}/g, encodeURIComponent(ids[ids.length - 1]!));
+      await fc.assert(
+        fc.asyncProperty(deepBody, async (text) => {
+          const request: FuzzRequest = { key: kind === 'partner' ? keys.partner : keys.workspace, path, query: [], body: { kind: 'text', text }, idempotencyKey: null };
+          const answer = await send(operation, request);
+          const where = `${operation.method} ${operation.path} answered ${answer.status}: ${answer.text.slice(0, 200)}`;
+          expect(answer.status, where).to.equal(400);
+          expect((JSON.parse(answer.text) as { error: { code: string } }).error.code, where).to.equal('invalid_request');
+          check(operation, answer);
+        }),
+        { seed: SEED, numRuns: Math.max(2, Math.ceil(RUNS / 4)), endOnFailure: !process.env.FUZZ_SHRINK },
+      );
+    }
+  });
+
+  it('answers MCP messages and batches in JSON-RPC, never an internal error (each tool call counted: mcp-transport.test.ts)', async () => {
+    const mcp = operations.find((o) => o.op.operationId === 'mcp')!;
+    const headers = { ...bearer(keys.workspace), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    const listed = (await (await fetch(`${running.url}/v1/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })).json()) as {
+      result: { tools: Array<{ name: string; inputSchema: Schema }> };
+    };
+    const tools = listed.result.tools;
+    expect(tools.length).to.be.greaterThan(10);
+    const schemas = new SchemaArbitraries(doc.components.schemas);
+    const id = fc.oneof(fc.integer({ min: 0, max: 1_000_000 }), fc.string({ minLength: 1, maxLength: 8 }));
+    const toolCall = fc.record({
+      jsonrpc: fc.constant('2.0'),
+      id,
+      method: fc.constant('tools/call'),
+      params: fc.oneof(
+        fc.constantFrom(...tools).chain((tool) =>
+          fc.record({ name: fc.constant(tool.name), arguments: fc.oneof(schemas.valid(tool.inputSchema), schemas.mutated(tool.inputSchema), fc.constantFrom(null, [], 'x', 1)) }),
+        ),
+        fc.record({ name: fc.string({ maxLength: 12 }), arguments: garbage }, { requiredKeys: [] }),
+        garbage,
+      ),
+    });
+    const other = fc.oneof(
+      fc.record({ jsonrpc: fc.constant('2.0'), id, method: fc.constantFrom('tools/list', 'ping', 'no/such/method') }),
+      fc.constant({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    );
+    const message = fc.oneof({ weight: 3, arbitrary: toolCall }, { weight: 1, arbitrary: other });
+    const body = fc.oneof({ weight: 1, arbitrary: message }, { weight: 3, arbitrary: fc.array(message, { maxLength: 12 }) });
+    await fc.assert(
+      fc.asyncProperty(body, async (value) => {
+        const res = await fetch(`${running.url}/v1/mcp`, { method: 'POST', headers, body: JSON.stringify(value) });
+        const text = await res.text();
+        const where = `POST /mcp ${JSON.stringify(value).slice(0, 300)} answered ${res.status}: ${text.slice(0, 300)}`;
+        check(mcp, { status: res.status, contentType: (res.headers.get('content-type') ?? '').split(';')[0]!.trim(), text });
+        if (res.status !== 200) return;
+        // The SDK answers a batch holding one request with that one answer, not an array of it.
+        const parsed: unknown = JSON.parse(text);
+        const answers = (Array.isArray(parsed) ? parsed : [parsed]) as Array<{ jsonrpc: string; error?: { code: number }; result?: { isError?: boolean; structuredContent?: { error?: { code?: string } } } }>;
+        for (const answer of answers) {
+          expect(answer.jsonrpc, where).to.equal('2.0');
+          expect(answer.error?.code, `${where}: an internal JSON-RPC error`).to.not.equal(-32603);
+          expect(answer.result?.structuredContent?.error?.code, `${where}: an internal tool error`).to.not.equal('internal');
+        }
+      }),
+      { seed: SEED, numRuns: RUNS * 5, endOnFailure: !process.env.FUZZ_SHRINK },
+    );
+  });
 
   it('answers every generated request below 500, 4xx in the envelope, 2xx as documented', async () => {
     const schemas = new SchemaArbitraries(doc.components.schemas);

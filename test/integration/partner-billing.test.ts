@@ -4,7 +4,7 @@ import { testEnv } from '../helpers/env.ts';
 import { startApi, startWorker, type RunningApi, type RunningWorker } from '../helpers/api.ts';
 import { Tenants } from '../helpers/tenants.ts';
 import { callApi, expectInvalid, expectRefused, type Json } from '../helpers/http.ts';
-import { aCharge, anEvent, anInvoice, deliver, ENDPOINT_SECRET, nextCreated, sign } from '../helpers/stripe-events.ts';
+import { aCharge, anEvent, anInvoice, deliver, deliverPayload, ENDPOINT_SECRET, nextCreated, sign, type StripeEvent } from '../helpers/stripe-events.ts';
 
 describe('partner billing: Stripe-format ingestion, ledger, payouts (api and worker over real protocols)', function () {
   this.timeout(60_000);
@@ -181,6 +181,98 @@ describe('partner billing: Stripe-format ingestion, ledger, payouts (api and wor
     });
   });
 
+  describe('events that fail validation: acknowledged as ignored, counted, and nothing changes', () => {
+    const ignoredCount = async (): Promise<number> => {
+      const text = await (await fetch(`${api.url}/metrics`)).text();
+      return text
+        .split('\n')
+        .filter((line) => line.startsWith('linkplane_billing_events_ignored_total{'))
+        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+    };
+
+    /** Each case: the signed payload for a client's customer id (and, for refunds, an invoice already paid). */
+    const invoiceCases: Array<[string, (customer: string) => unknown]> = [
+      ['a float amount', (c) => anEvent('invoice.paid', anInvoice(c, { amount_paid: 4900.5 }))],
+      ['a string amount', (c) => anEvent('invoice.paid', anInvoice(c, { amount_paid: '4900' }))],
+      ['a negative amount', (c) => anEvent('invoice.paid', anInvoice(c, { amount_paid: -4900 }))],
+      ['a null amount', (c) => anEvent('invoice.paid', anInvoice(c, { amount_paid: null }))],
+      ['no amount', (c) => anEvent('invoice.paid', (({ amount_paid: _, ...rest }) => rest)(anInvoice(c)))],
+      ['a huge amount', (c) => anEvent('invoice.paid', anInvoice(c, { amount_paid: 1e15 }))],
+      ['an amount beyond safe integers', (c) => anEvent('invoice.payment_succeeded', anInvoice(c, { amount_paid: 2 ** 60 }))],
+      ['currency "xyz"', (c) => anEvent('invoice.paid', anInvoice(c, { currency: 'xyz' }))],
+      ['no currency', (c) => anEvent('invoice.paid', anInvoice(c, { currency: null }))],
+      ['a float processor fee', (c) => anEvent('invoice.paid', anInvoice(c, { charge: { id: 'ch_fee', balance_transaction: { fee: 1.5 } } }))],
+      ['a status change without a string status', (c) => anEvent('customer.subscription.updated', { id: 'sub_x', object: 'subscription', customer: c, status: 7 })],
+      ['no data.object', (c) => ({ ...anEvent('invoice.paid', anInvoice(c)), data: {} })],
+      ['data.object null', (c) => ({ ...anEvent('invoice.paid', anInvoice(c)), data: { object: null } })],
+      ['data.object an array', (c) => ({ ...anEvent('invoice.paid', anInvoice(c)), data: { object: [anInvoice(c)] } })],
+      ['no data', (c) => (({ data: _, ...rest }) => rest)(anEvent('invoice.paid', anInvoice(c)))],
+      ['no event id', (c) => (({ id: _, ...rest }) => rest)(anEvent('invoice.paid', anInvoice(c)))],
+      ['a string created', (c) => ({ ...anEvent('invoice.paid', anInvoice(c)), created: 'yesterday' })],
+      ['an array body', (c) => [anEvent('invoice.paid', anInvoice(c))]],
+      ['a string body', () => 'invoice.paid'],
+      ['a null body', () => null],
+    ];
+
+    for (const [name, build] of invoiceCases) {
+      it(`an event with ${name} answers 200 ignored and changes nothing`, async () => {
+        const { id, customer } = await aClient();
+        const before = await ignoredCount();
+        const payload = build(customer);
+        const res = await deliverPayload(api.url, partnerId, JSON.stringify(payload), ENDPOINT_SECRET);
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        expect(res.body).to.include({ received: true, duplicate: false });
+        expect(res.body.outcome).to.match(/^ignored: /);
+        expect(await ledger().payments.countDocuments({ workspace_id: id })).to.equal(0);
+        expect((await client(id)).status).to.equal('pending');
+        const eventId = (payload as Partial<StripeEvent> | null)?.id;
+        if (typeof eventId === 'string') expect(await api.infra.mongo.db.collection('billing_events').countDocuments({ _id: `${partnerId}:${eventId}` as never })).to.equal(0);
+        expect(await ignoredCount()).to.equal(before + 1);
+      });
+    }
+
+    const refundCases: Array<[string, Record<string, unknown>]> = [
+      ['a float amount_refunded', { amount_refunded: 100.5 }],
+      ['a string amount_refunded', { amount_refunded: '1000' }],
+      ['a negative amount_refunded', { amount_refunded: -1000 }],
+      ['a null amount_refunded', { amount_refunded: null }],
+      ['a huge amount_refunded', { amount_refunded: 1e15 }],
+      ['currency "xyz"', { currency: 'xyz' }],
+    ];
+    for (const [name, override] of refundCases) {
+      it(`a charge.refunded with ${name} answers 200 ignored and refunds nothing`, async () => {
+        const { id, customer } = await aClient();
+        const invoice = anInvoice(customer, { amount_paid: 10_000 });
+        expect((await deliver(api.url, partnerId, anEvent('invoice.paid', invoice), ENDPOINT_SECRET)).body.outcome).to.equal('applied');
+        const before = await ignoredCount();
+        const res = await deliver(api.url, partnerId, anEvent('charge.refunded', { ...aCharge(invoice, 1000), ...override }), ENDPOINT_SECRET);
+        expect(res.status).to.equal(200);
+        expect(res.body.outcome).to.match(/^ignored: /);
+        expect(await ledger().payments.findOne({ workspace_id: id })).to.include({ refunded: 0, status: 'succeeded' });
+        expect(await ledger().refunds.countDocuments({ workspace_id: id })).to.equal(0);
+        expect(await api.infra.mongo.db.collection('pending_refunds').countDocuments({ partner_id: partnerId, amount_refunded: override.amount_refunded as never })).to.equal(0);
+        expect(await ignoredCount()).to.equal(before + 1);
+      });
+    }
+
+    it('a refund in another currency than its payment is ignored; a payment by hand in "XYZ" is refused like a conversion', async () => {
+      const { id, customer } = await aClient();
+      const invoice = anInvoice(customer, { amount_paid: 10_000 });
+      await deliver(api.url, partnerId, anEvent('invoice.paid', invoice), ENDPOINT_SECRET);
+      const res = await deliver(api.url, partnerId, anEvent('charge.refunded', { ...aCharge(invoice, 1000), currency: 'eur' }), ENDPOINT_SECRET);
+      expect(res.body.outcome).to.equal('ignored: the refund is in EUR, the payment in USD');
+      expect(await ledger().payments.findOne({ workspace_id: id })).to.include({ refunded: 0 });
+      expectInvalid(await call('POST', '/partner/payments', { client_id: id, amount: 100, currency: 'XYZ' }), 'currency');
+    });
+
+    it('a lower-case ISO 4217 currency, as Stripe sends it, is accepted and stored upper case', async () => {
+      const { id, customer } = await aClient();
+      const res = await deliver(api.url, partnerId, anEvent('invoice.paid', anInvoice(customer, { currency: 'jpy', amount_paid: 500 })), ENDPOINT_SECRET);
+      expect(res.body.outcome).to.equal('applied');
+      expect(await ledger().payments.findOne({ workspace_id: id })).to.include({ currency: 'JPY', gross: 500 });
+    });
+  });
+
   describe('payments and payouts', () => {
     it('period is validated (422 naming period); limit is at most 100', async () => {
       for (const q of ['?period=2026-13', '?period=', '?period=2026-1', '?period=26-11', '?period=2026-11-01']) {
@@ -226,6 +318,26 @@ describe('partner billing: Stripe-format ingestion, ledger, payouts (api and wor
       expect(refund.body.payment).to.deep.include({ refunded: 2000, status: 'partially_refunded' });
       expectInvalid(await call('POST', `/partner/payments/${payment.id as string}/refunds`, { amount: 3001 }), 'amount');
       expectInvalid(await call('POST', '/partner/payments', { client_id: 'ws_notmine000', amount: 1, currency: 'USD' }), 'client_id');
+    });
+
+    it('ten parallel 100-unit refunds of a 1,000 payment all answer 201 (never 500), each in the ledger once', async () => {
+      const { id } = await aClient();
+      const payment = (await call('POST', '/partner/payments', { client_id: id, amount: 1000, currency: 'USD' })).body;
+      const replies = await Promise.all(Array.from({ length: 10 }, () => call('POST', `/partner/payments/${payment.id as string}/refunds`, { amount: 100 })));
+      // The ten fit the payment exactly, and an attempt is retried only when another of them committed: all ten land.
+      expect(replies.map((r) => r.status), JSON.stringify(replies.map((r) => r.body))).to.deep.equal(Array(10).fill(201));
+      const refunds = replies.map((r) => r.body.refund as Json);
+      for (const refund of refunds) expect(refund.amount).to.equal(100);
+      // Each answer saw its own cumulative amount: 100, 200, … 1000, once each.
+      const seen = replies.map((r) => (r.body.payment as Json).refunded as number).sort((a, b) => a - b);
+      expect(seen).to.deep.equal(Array.from({ length: 10 }, (_, i) => 100 * (i + 1)));
+      const row = await ledger().payments.findOne({ workspace_id: id });
+      expect(row).to.include({ refunded: 1000, status: 'refunded' });
+      const rows = await ledger().refunds.find({ payment_id: payment.id }).toArray();
+      expect(rows.map((r) => r._id).sort()).to.deep.equal(refunds.map((r) => r.id).sort());
+      expect(rows.reduce((sum, r) => sum + (r.amount as number), 0)).to.equal(1000);
+      // A further refund finds nothing left.
+      expectInvalid(await call('POST', `/partner/payments/${payment.id as string}/refunds`, { amount: 1 }), 'amount');
     });
 
     it('payouts: computed once per closed period, a refund after a payout carried into the next, pending → paid once', async () => {

@@ -69,4 +69,27 @@ describe('answers Node gives before any middleware, in the error envelope', func
     const answer = await raw(port, 'HELLO THERE\r\n\r\n');
     expectEnvelope(answer, 400);
   });
+
+  it('documents the 431 and the 408 on every operation, in the envelope and without rate-limit headers', async () => {
+    type Response = { $ref?: string; headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> };
+    const doc = (await (await fetch(`${running.url}/v1/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, Response> }>>;
+      components: { responses: Record<string, Response> };
+    };
+    const resolve = (r: Response) => (r.$ref ? doc.components.responses[r.$ref.split('/').pop()!]! : r);
+    let operations = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        operations++;
+        for (const status of ['431', '408']) {
+          const response = op.responses[status];
+          expect(response, `${method.toUpperCase()} ${path} documents ${status}`).to.not.equal(undefined);
+          const resolved = resolve(response!);
+          expect(resolved.content!['application/json']!.schema).to.deep.include({ allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { error: { properties: { code: { enum: ['invalid_request'] } } } } }] });
+          expect(Object.keys(resolved.headers!)).to.deep.equal(['X-Request-Id']);
+        }
+      }
+    }
+    expect(operations).to.equal(running.api.routes.length);
+  });
 });

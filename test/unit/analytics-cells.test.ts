@@ -1,14 +1,12 @@
 import { expect } from 'chai';
 import { decodeCells, encodeCells, encodeOneClick, newCell, addCell, type CellBuilder } from '../../src/analytics/cells.ts';
-import { CELL_PRECISION, Hll, TOTAL_PRECISION, hashVisitor, registerOf, registersToBytes } from '../../src/analytics/hll.ts';
+import { CELL_PRECISION, Hll, TOTAL_PRECISION, countVisitors, hashVisitor, registersToBytes, visitorKey } from '../../src/analytics/hll.ts';
 import { smallParts } from '../../src/analytics/rollup.store.ts';
 import { seeded } from '../helpers/analytics-clicks.ts';
 
-function registers(visitors: readonly string[], p: number): number[] {
-  return visitors.map((v) => {
-    const { index, rank } = registerOf(hashVisitor(v), p);
-    return (index << 8) | rank;
-  });
+/** The visitors' keys (the precision applies only once a sketch outgrows its exact set). */
+function registers(visitors: readonly string[], _p: number): number[] {
+  return visitors.map((v) => visitorKey(hashVisitor(v)));
 }
 
 function sketchOf(visitors: readonly string[], p: number): Uint8Array {
@@ -58,7 +56,8 @@ describe('analytics cells: packing a dimension of a rollup part', () => {
       expect(two!.humans).to.deep.equal(Buffer.from(registersToBytes(registers(['x', 'y'], p), p)));
       expect(Hll.fromBytes(stored!.humans!).registers).to.deep.equal(sketchOf(['solo', 'z'], p));
     }
-    const beyond = new Map<string, CellBuilder>([['bad', { ...newCell(), c: 1, humanRegisters: [(1 << 10) << 8 | 3] }]]);
+    // A key without a rank (1..33) is no visitor's.
+    const beyond = new Map<string, CellBuilder>([['bad', { ...newCell(), c: 1, humanRegisters: [5 * 64] }]]);
     expect(() => encodeCells(beyond, CELL_PRECISION)).to.throw(RangeError);
   });
 
@@ -82,6 +81,21 @@ describe('analytics cells: packing a dimension of a rollup part', () => {
     cells.set('empty', newCell());
     expect(decodeCells(encodeCells(cells, CELL_PRECISION)).map((c) => c.key)).to.deep.equal(['US', 'DE', 'FR']);
     expect(decodeCells(encodeCells(cells, CELL_PRECISION), new Set(['FR', 'XX'])).map((c) => c.key)).to.deep.equal(['FR']);
+  });
+
+  it('counts the visitors of cells merged from parts exactly while they are few, whatever repeats', () => {
+    const rand = seeded(11);
+    for (const p of [CELL_PRECISION, TOTAL_PRECISION]) {
+      const merged = newCell();
+      const everyone = new Set<string>();
+      for (let part = 0; part < 6; part++) {
+        const visitors = Array.from({ length: 150 }, () => `v${Math.floor(rand() * 700)}`);
+        visitors.forEach((v) => everyone.add(v));
+        addCell(merged, decodeCells(encodeCells(new Map([['_', { ...newCell(), c: visitors.length, humanRegisters: registers(visitors, p) }]]), p))[0]!);
+      }
+      const [cell] = decodeCells(encodeCells(new Map([['_', merged]]), p));
+      expect(countVisitors([cell!.humans!], [], p, cell!.c), `p=${p}`).to.equal(everyone.size);
+    }
   });
 
   it('merges cells: counts add up, revenue adds per currency, sketches hold the union (sparse and dense)', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CELL_PRECISION, Hll, TOTAL_PRECISION, hashVisitor, registerOf, registersToBytes, standardError, unionBytes } from '../../src/analytics/hll.ts';
+import { CELL_PRECISION, Hll, TOTAL_PRECISION, countVisitors, exactLimit, hashVisitor, registerOf, registerOfKey, registersToBytes, standardError, unionBytes, visitorKey } from '../../src/analytics/hll.ts';
 
 function sketchOf(p: number, from: number, to: number): Hll {
   const s = new Hll(p);
@@ -59,25 +59,58 @@ describe('HyperLogLog sketch of unique visitors', () => {
     expect(() => new Hll(CELL_PRECISION).mergeBytes(new Uint8Array([1, TOTAL_PRECISION]))).to.throw(RangeError);
   });
 
-  it('serialises packed register updates as the sketch of those visitors, sparse while small, keeping the largest rank', () => {
-    // Few updates (sorted by insertion) and many (sorted as a typed array), sparse and dense.
-    for (const [p, n] of [[CELL_PRECISION, 3], [CELL_PRECISION, 15], [TOTAL_PRECISION, 6], [CELL_PRECISION, 40], [CELL_PRECISION, 2_000], [TOTAL_PRECISION, 500]] as const) {
-      const direct = new Hll(p);
-      const packed: number[] = [];
-      for (let i = 0; i < n; i++) {
-        const hash = hashVisitor(`visitor-${i % Math.ceil(n / 2)}`);
-        direct.add(hash);
-        const { index, rank } = registerOf(hash, p);
-        packed.push((index << 8) | rank);
-      }
-      // An update with a smaller rank for a register already set must not lower it.
-      packed.push(packed[0]! & ~0xff);
-      const bytes = registersToBytes(packed, p);
-      expect(bytes[0], `${n} visitors at p=${p}`).to.equal(n <= 500 ? 1 : 0);
-      expect(Hll.fromBytes(bytes).registers).to.deep.equal(direct.registers);
-      // The same bytes as the sketch's own: one entry per register, in index order.
-      expect(Buffer.from(bytes), `${n} visitors at p=${p}`).to.deep.equal(Buffer.from(direct.toBytes()));
+  it('derives from a visitor key the register its hash has at any precision', () => {
+    for (let i = 0; i < 1_000; i++) {
+      const hash = i === 0 ? { hi: 0, lo: 0 } : i === 1 ? { hi: 1, lo: 0 } : hashVisitor(`visitor-${i}`);
+      for (let p = 4; p <= 16; p++) expect(registerOfKey(visitorKey(hash), p), `${i} at p=${p}`).to.deep.equal(registerOf(hash, p));
     }
+  });
+
+  it('serialises visitor keys as the exact set of those visitors while they are few, as registers beyond, keeping the largest rank', () => {
+    // Few keys (sorted by insertion) and many (sorted as a typed array), exact and not.
+    for (const [p, n] of [[CELL_PRECISION, 3], [CELL_PRECISION, 15], [TOTAL_PRECISION, 6], [CELL_PRECISION, 40], [CELL_PRECISION, 2_000], [CELL_PRECISION, 2_100], [TOTAL_PRECISION, 500], [TOTAL_PRECISION, 8_000]] as const) {
+      const direct = new Hll(p);
+      const keys: number[] = [];
+      const distinct = Math.ceil(n / 2);
+      for (let i = 0; i < n; i++) {
+        const hash = hashVisitor(`visitor-${i % distinct}`);
+        direct.add(hash);
+        keys.push(visitorKey(hash));
+      }
+      const bytes = registersToBytes(keys, p);
+      const exact = distinct <= exactLimit(p);
+      expect(bytes[0], `${n} visitors at p=${p}`).to.equal(exact ? 2 : direct.toBytes()[0]);
+      expect(Hll.fromBytes(bytes).registers).to.deep.equal(direct.registers);
+      if (exact) expect(countVisitors([bytes], [], p, n), `${n} visitors at p=${p}`).to.equal(distinct);
+      else expect(Buffer.from(bytes), `${n} visitors at p=${p}`).to.deep.equal(Buffer.from(direct.toBytes()));
+    }
+  });
+
+  it('counts visitors exactly up to the limit of the exact set, at both precisions', () => {
+    expect(exactLimit(CELL_PRECISION)).to.equal(1024);
+    expect(exactLimit(TOTAL_PRECISION)).to.equal(3276);
+    for (const p of [CELL_PRECISION, TOTAL_PRECISION]) {
+      for (const n of [1, 2, 100, 101, 199, 200, 1000, exactLimit(p)]) {
+        const keys = Array.from({ length: n }, (_, i) => visitorKey(hashVisitor(`v-${p}-${i}`)));
+        const halves = [registersToBytes(keys.slice(0, n >> 1), p), registersToBytes(keys.slice(n >> 1), p)].filter((b) => b.length > 2);
+        expect(countVisitors([unionBytes(halves, p)], [], p, n), `${n} at p=${p}`).to.equal(n);
+        expect(countVisitors(halves, keys.slice(0, 3), p, n + 3), `${n} at p=${p}, with raw visitors`).to.equal(n);
+      }
+    }
+  });
+
+  it('never counts more visitors than the clicks, nor fewer than the registers set, once it is an estimate', () => {
+    let exceeded = 0;
+    for (let seed = 0; seed < 40; seed++) {
+      // A sketch that is registers already (an earlier version's, or one past the limit), of 100 visitors.
+      const sketch = new Hll(CELL_PRECISION);
+      for (let i = 0; i < 100; i++) sketch.add(hashVisitor(`visitor-${seed}-${i}`));
+      if (sketch.estimate() > 100) exceeded++;
+      const counted = countVisitors([sketch.toBytes()], [], CELL_PRECISION, 100);
+      expect(counted).to.be.at.most(100).and.at.least(sketch.occupied());
+    }
+    // The raw estimate does exceed the clicks for some of these sets: the bound is what holds it.
+    expect(exceeded).to.be.greaterThan(0);
   });
 
   it('unites serialised sketches, sparse and dense, as merging them does', () => {

@@ -33,6 +33,16 @@ function normalizeIndexSpec(raw: unknown): IndexSpec {
 function createIndexes(ctx: CommandContext): Doc {
   const name = collectionName(ctx, 'createIndexes');
   if (!Array.isArray(ctx.cmd.indexes) || ctx.cmd.indexes.length === 0) throw new CommandError('BadValue', 'Must specify at least one index to create');
+  if (ctx.txn) {
+    // As MongoDB: only on a collection the transaction creates, and visible to others only once it commits.
+    if (ctx.state.catalog.get(ctx.db, name)) {
+      throw new CommandError('OperationNotSupportedInTransaction', `Cannot create new indexes on existing collection ${ctx.db}.${name} in a multi-document transaction.`);
+    }
+    const created = ctx.txn.createCollection(ctx.db, name);
+    const specs = ctx.cmd.indexes.map(normalizeIndexSpec);
+    ctx.txn.addIndexes(ctx.db, name, specs);
+    return { createdCollectionAutomatically: created, numIndexesBefore: 1, numIndexesAfter: 1 + specs.length, ok: 1 };
+  }
   const created = ctx.state.catalog.get(ctx.db, name) === undefined;
   const coll = ctx.state.catalog.getOrCreate(ctx.db, name);
   const before = coll.indexSpecs().length;
@@ -88,6 +98,13 @@ function listCollections(ctx: CommandContext): Doc {
 
 function create(ctx: CommandContext): Doc {
   const name = collectionName(ctx, 'create');
+  if (ctx.txn) {
+    // Created at commit: until then only the transaction sees it (MongoDB refuses an existing name there).
+    if (ctx.state.catalog.get(ctx.db, name) || !ctx.txn.createCollection(ctx.db, name)) {
+      throw new CommandError('NamespaceExists', `Collection ${ctx.db}.${name} already exists.`);
+    }
+    return { ok: 1 };
+  }
   // MongoDB 7 treats re-creating an existing plain collection as success.
   if (!ctx.state.catalog.get(ctx.db, name)) ctx.state.catalog.create(ctx.db, name);
   return { ok: 1 };

@@ -1,11 +1,12 @@
 // insert/update/delete (which the driver also uses for bulkWrite) and findAndModify.
 import { ObjectId } from 'bson';
-import type { DocSet, Entry } from '../collection.ts';
+import { DocumentTooLarge, MAX_DOCUMENT_BYTES, type DocSet, type Entry } from '../collection.ts';
 import { project } from '../engine.ts';
 import { CommandError, toCommandError } from '../errors.ts';
 import { queryEntries } from '../query.ts';
 import { computeUpdate, isOperatorUpdate, validateUpdate } from '../update.ts';
 import { rawUpdate } from '../raw-update.ts';
+import { checkArrayFilters } from '../update-checks.ts';
 import { isPlainObject, toNumber, type Doc } from '../values.ts';
 import { collectionName, optionalDoc, readable, writable, type CommandContext, type Handler } from './context.ts';
 
@@ -19,6 +20,21 @@ function prepareInsert(doc: unknown): Doc {
     return { _id, ...rest };
   }
   return doc;
+}
+
+/**
+ * Runs a write, turning a document over 16 MiB into the error MongoDB answers for that kind of write: an insert's
+ * BadValue, an update's BSONObjectTooLarge (update, replacement, pipeline update, findAndModify), an upsert's 17420.
+ */
+function sized<T>(kind: 'insert' | 'update' | 'upsert', write: () => T): T {
+  try {
+    return write();
+  } catch (err) {
+    if (!(err instanceof DocumentTooLarge)) throw err;
+    if (kind === 'insert') throw new CommandError('BadValue', `object to insert too large. size in bytes: ${err.size ?? 'over 17825792'}, max size: ${MAX_DOCUMENT_BYTES}`);
+    if (kind === 'upsert') throw new CommandError('Location17420', `Document to upsert is larger than ${MAX_DOCUMENT_BYTES}`);
+    throw new CommandError('BSONObjectTooLarge', `Resulting document after update is larger than ${MAX_DOCUMENT_BYTES}`);
+  }
 }
 
 /** Runs each statement; ordered batches stop at the first error, like MongoDB. */
@@ -58,7 +74,7 @@ function insert(ctx: CommandContext): Doc {
   const target = writable(ctx, coll);
   let n = 0;
   const writeErrors = eachStatement(ctx, docs, (doc) => {
-    target.insert(prepareInsert(doc));
+    sized('insert', () => target.insert(prepareInsert(doc)));
     n++;
   });
   return withErrors({ n }, writeErrors);
@@ -76,12 +92,13 @@ function update(ctx: CommandContext): Doc {
     if (multi && !Array.isArray(u) && !isOperatorUpdate(u)) throw new CommandError('FailedToParse', 'multi update is not supported for replacement-style update');
     const q = optionalDoc(stmt.q, 'q') ?? {};
     const arrayFilters = Array.isArray(stmt.arrayFilters) ? (stmt.arrayFilters as Doc[]) : undefined;
+    checkArrayFilters(u, arrayFilters);
     const existing = readable(ctx, coll);
     const matched = queryEntries(existing, q, multi ? {} : { limit: 1, sort: optionalDoc(stmt.sort, 'sort') });
     if (matched.length === 0) {
       if (stmt.upsert !== true) return;
       const outcome = computeUpdate(undefined, undefined, u, q, arrayFilters);
-      const entry = writable(ctx, coll).insert(outcome.doc);
+      const entry = sized('upsert', () => writable(ctx, coll).insert(outcome.doc));
       upserted.push({ index, _id: entry.doc._id });
       n++;
       return;
@@ -94,7 +111,7 @@ function update(ctx: CommandContext): Doc {
       if (raw) {
         n++;
         if (raw.modified) {
-          target.replaceRaw(e, raw.raw, raw.fields);
+          sized('update', () => target.replaceRaw(e, raw.raw, raw.fields));
           nModified++;
         }
         continue;
@@ -102,7 +119,7 @@ function update(ctx: CommandContext): Doc {
       const outcome = computeUpdate(e.doc, e.view, u, q, arrayFilters);
       n++;
       if (outcome.modified) {
-        target.replace(e, outcome.doc);
+        sized('update', () => target.replace(e, outcome.doc));
         nModified++;
       }
     }
@@ -148,15 +165,16 @@ function findAndModify(ctx: CommandContext): Doc {
     if (cmd.update === undefined) throw new CommandError('FailedToParse', 'Either an update or remove=true must be specified');
     const u = validateUpdate(cmd.update);
     const arrayFilters = Array.isArray(cmd.arrayFilters) ? (cmd.arrayFilters as Doc[]) : undefined;
+    checkArrayFilters(u, arrayFilters);
     if (matched) {
       existing!.claim(matched);
       const outcome = computeUpdate(matched.doc, matched.view, u, query, arrayFilters);
-      const next: Entry = outcome.modified ? (existing as DocSet).replace(matched, outcome.doc) : matched;
+      const next: Entry = outcome.modified ? sized('update', () => (existing as DocSet).replace(matched, outcome.doc)) : matched;
       value = returnNew ? next.doc : matched.doc;
       lastErrorObject = { n: 1, updatedExisting: true };
     } else if (cmd.upsert === true) {
       const outcome = computeUpdate(undefined, undefined, u, query, arrayFilters);
-      const entry = writable(ctx, coll).insert(outcome.doc);
+      const entry = sized('upsert', () => writable(ctx, coll).insert(outcome.doc));
       value = returnNew ? entry.doc : null;
       lastErrorObject = { n: 1, updatedExisting: false, upserted: entry.doc._id };
     } else {

@@ -1,0 +1,306 @@
+// One page of a source, imported: each link mapped to a create body, the ones already imported skipped, the others
+// claimed in `imported_links` (pending), written through the links service's bulk create, then marked created. A dry
+// run goes through the same checks and writes nothing.
+//
+// Exactly once across a worker's death: a link is claimed (pending, with the domain and slug it is written on)
+// before it is written, and marked created after. A run that finds a pending claim looks for the link at that domain
+// and slug: one the import wrote (it carries the source id, or was created after the claim) is adopted, else the
+// claim is dropped and the link written now.
+import type { AnyBulkWriteOperation, Collection } from 'mongodb';
+import { MongoBulkWriteError, type WriteError } from 'mongodb';
+import { AppError, PlanRestrictedError } from '../platform/errors.ts';
+import { newId } from '../platform/ids.ts';
+import type { Principal } from '../tenancy/principal.ts';
+import { requireCapabilities } from '../tenancy/principal.ts';
+import type { LinkService } from '../links/link.service.ts';
+import type { LinkDoc } from '../links/link.store.ts';
+import type { LabelDoc, LabelStore } from '../links/label.store.ts';
+import { capabilitiesUsed, generateSlug } from '../links/link.prepare.ts';
+import type { ImportedLink, SourcePage } from './source.ts';
+import type { ImportDomains } from './import-domains.ts';
+import { mapLink, rowErrorOf, suffixed, tagNamesOf, type MappedLink } from './import-mapping.ts';
+import type { ImportErrorDoc, ImportJobDoc, ImportStore, ImportedLinkDoc } from './import.store.ts';
+
+type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
+
+/** Slug attempts per link after a clash (a suffix, or a fresh generated slug). */
+const CLASH_ATTEMPTS = 5;
+/** Rows of a batch are numbered batch × this + index, so errors list in source order. */
+const ROWS_PER_BATCH = 1_000_000;
+
+/** What the link keeps of its origin (not part of the API's link; read by exports and analytics). */
+export interface LinkImportMark {
+  source: string;
+  source_id: string;
+  job_id: string;
+  /** The source's total clicks, a historical figure: never turned into raw clicks. */
+  clicks_total: number | null;
+  at: Date;
+}
+
+type ImportedLinkFields = LinkDoc & { imported?: LinkImportMark };
+
+export interface BatchDeps {
+  store: ImportStore;
+  links: LinkService;
+  linkDocs: Collection<LinkDoc>;
+  tags: LabelStore;
+  domains: ImportDomains;
+  principal: WorkspacePrincipal;
+  now: () => Date;
+}
+
+export interface BatchOutcome {
+  created: number;
+  skipped: number;
+  failed: number;
+  errors: ImportErrorDoc[];
+}
+
+interface Candidate {
+  index: number;
+  link: ImportedLink;
+  mapped: MappedLink;
+  /** The slug the source asked for (suffixes are appended to it). */
+  slug: string;
+  domainId: string;
+}
+
+export class ImportBatch {
+  private readonly d: BatchDeps;
+  private readonly job: ImportJobDoc;
+  private readonly outcome: BatchOutcome = { created: 0, skipped: 0, failed: 0, errors: [] };
+  private readonly batch: number;
+  /** Domain + slug pairs a dry run would have taken already (a clash between two rows of the import). */
+  private readonly dryRunTaken: Set<string>;
+
+  constructor(deps: BatchDeps, job: ImportJobDoc, dryRunTaken: Set<string>) {
+    this.d = deps;
+    this.job = job;
+    this.batch = job.batches;
+    this.dryRunTaken = dryRunTaken;
+  }
+
+  async run(page: SourcePage): Promise<BatchOutcome> {
+    page.errors.forEach((error, i) => this.fail(page.links.length + i, error.ref, { code: 'source_row', message: error.message }, null, null));
+    const fresh = await this.withoutImported(page.links);
+    const candidates: Candidate[] = [];
+    for (const { index, link } of fresh) {
+      const candidate = await this.candidate(index, link);
+      if (candidate) candidates.push(candidate);
+    }
+    if (this.job.dry_run) {
+      await this.markExistingTaken(page);
+      this.dryRun(candidates);
+    } else {
+      await this.write(candidates);
+    }
+    return this.outcome;
+  }
+
+  /** The page's links less those imported already (or repeated in the page); pending claims are settled first. */
+  private async withoutImported(links: readonly ImportedLink[]): Promise<Array<{ index: number; link: ImportedLink }>> {
+    const { store, principal } = this.d;
+    const claims = await store.imported
+      .find({ workspace_id: principal.workspace._id, source: this.job.source, source_id: { $in: links.map((l) => l.sourceId) } })
+      .toArray();
+    const bySourceId = new Map(claims.map((claim) => [claim.source_id, claim]));
+    const seen = new Set<string>();
+    const fresh: Array<{ index: number; link: ImportedLink }> = [];
+    for (const [index, link] of links.entries()) {
+      if (seen.has(link.sourceId)) {
+        this.outcome.skipped++;
+        continue;
+      }
+      seen.add(link.sourceId);
+      const claim = bySourceId.get(link.sourceId);
+      if (claim?.state === 'created') this.outcome.skipped++;
+      else if (claim && !this.job.dry_run && (await this.adopt(claim))) this.outcome.created++;
+      else fresh.push({ index, link });
+    }
+    return fresh;
+  }
+
+  /** A pending claim left by a run that died: true when its link was written (now marked), else the claim is dropped. */
+  private async adopt(claim: ImportedLinkDoc): Promise<boolean> {
+    const { linkDocs, store } = this.d;
+    const docs = linkDocs as unknown as Collection<ImportedLinkFields>;
+    const link = await docs.findOne({ workspace_id: claim.workspace_id, domain_id: claim.domain_id, slug: claim.slug });
+    if (link && (link.imported?.source_id === claim.source_id || link.created_at >= claim.at)) {
+      await store.imported.updateOne({ _id: claim._id }, { $set: { state: 'created', link_id: link._id, job_id: this.job._id } });
+      return true;
+    }
+    await store.imported.deleteOne({ _id: claim._id, state: 'pending' });
+    return false;
+  }
+
+  private async candidate(index: number, link: ImportedLink): Promise<Candidate | null> {
+    const domain = await this.d.domains.choose(link.domain);
+    if ('error' in domain) {
+      this.fail(index, link.sourceId, domain.error, link.slug, link.domain);
+      return null;
+    }
+    try {
+      const tagIds = this.job.dry_run ? [] : await this.tagIds(tagNamesOf(link));
+      const mapped = mapLink(link, domain.id.startsWith('dry-run:') ? 'dom_dryrun' : domain.id, tagIds);
+      return { index, link, mapped, slug: mapped.input.slug!, domainId: domain.id };
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      this.fail(index, link.sourceId, rowErrorOf(error), link.slug, domain.hostname);
+      return null;
+    }
+  }
+
+  private dryRun(candidates: readonly Candidate[]): void {
+    for (const c of candidates) {
+      try {
+        const { utm: _utm, password, ...content } = c.mapped.input;
+        requireCapabilities(this.d.principal, capabilitiesUsed(content, password !== undefined && password !== null));
+      } catch (error) {
+        if (!(error instanceof PlanRestrictedError)) throw error;
+        this.fail(c.index, c.link.sourceId, rowErrorOf(error), c.slug, c.link.domain);
+        continue;
+      }
+      const key = `${c.domainId}/${c.slug}`;
+      if (this.dryRunTaken.has(key) && !c.mapped.generatedSlug && this.job.on_slug_clash === 'error') {
+        this.fail(c.index, c.link.sourceId, { code: 'conflict', message: `The slug "${c.slug}" is already taken.` }, c.slug, c.link.domain);
+        continue;
+      }
+      this.dryRunTaken.add(key);
+      this.outcome.created++;
+    }
+  }
+
+  /** Existing links clash in a dry run too: looked up once for the batch. */
+  private async markExistingTaken(page: SourcePage): Promise<void> {
+    const slugs = page.links.map((l) => l.slug).filter((s): s is string => s !== null);
+    if (slugs.length === 0) return;
+    const taken = await this.d.linkDocs.find({ slug: { $in: slugs } }, { projection: { domain_id: 1, slug: 1 } }).toArray();
+    for (const link of taken) this.dryRunTaken.add(`${link.domain_id}/${link.slug}`);
+  }
+
+  private async write(candidates: Candidate[]): Promise<void> {
+    const claimed = await this.claim(candidates);
+    let todo = claimed;
+    for (let attempt = 0; todo.length > 0; attempt++) {
+      const result = await this.d.links.createMany(this.d.principal, todo.map((c) => c.mapped.input));
+      const retry: Candidate[] = [];
+      const created: Array<{ c: Candidate; id: string }> = [];
+      for (const item of result.data) {
+        const c = todo[item.index]!;
+        if (item.status === 'created') {
+          created.push({ c, id: item.link.id });
+          continue;
+        }
+        const clash = item.error.code === 'conflict' && (c.mapped.generatedSlug || this.job.on_slug_clash === 'suffix');
+        if (clash && attempt < CLASH_ATTEMPTS) {
+          const slug = c.mapped.generatedSlug ? generateSlug() : suffixed(c.slug, attempt + 1);
+          c.mapped = { ...c.mapped, input: { ...c.mapped.input, slug } };
+          retry.push(c);
+        } else {
+          this.fail(c.index, c.link.sourceId, { code: item.error.code, message: item.error.message }, c.mapped.input.slug ?? null, c.link.domain);
+          await this.d.store.imported.deleteOne({ workspace_id: this.d.principal.workspace._id, source: this.job.source, source_id: c.link.sourceId, state: 'pending' });
+        }
+      }
+      await this.markCreated(created);
+      // The claim follows the slug before it is tried: a run that dies meanwhile finds the link where it was written.
+      if (retry.length > 0) {
+        await this.d.store.imported.bulkWrite(
+          retry.map((c) => ({
+            updateOne: {
+              filter: { workspace_id: this.d.principal.workspace._id, source: this.job.source, source_id: c.link.sourceId },
+              update: { $set: { slug: c.mapped.input.slug!, at: this.d.now() } },
+            },
+          })),
+        );
+      }
+      todo = retry;
+    }
+  }
+
+  /** Claims each candidate's source id; one claimed meanwhile by another job (the same import run twice at once) is skipped. */
+  private async claim(candidates: Candidate[]): Promise<Candidate[]> {
+    if (candidates.length === 0) return [];
+    const at = this.d.now();
+    const docs: ImportedLinkDoc[] = candidates.map((c) => ({
+      _id: newId('imp'),
+      workspace_id: this.d.principal.workspace._id,
+      source: this.job.source,
+      source_id: c.link.sourceId,
+      job_id: this.job._id,
+      state: 'pending',
+      link_id: null,
+      domain_id: c.domainId,
+      slug: c.slug,
+      url: c.mapped.input.url,
+      at,
+    }));
+    const refused = new Set<number>();
+    try {
+      await this.d.store.imported.insertMany(docs, { ordered: false });
+    } catch (error) {
+      if (!(error instanceof MongoBulkWriteError)) throw error;
+      const writeErrors: ReadonlyArray<{ code: number; index: number }> = Array.isArray(error.writeErrors) ? (error.writeErrors as WriteError[]) : [error.writeErrors as WriteError];
+      for (const writeError of writeErrors) {
+        if (writeError.code !== 11000) throw error;
+        refused.add(writeError.index);
+      }
+    }
+    this.outcome.skipped += refused.size;
+    return candidates.filter((_, i) => !refused.has(i));
+  }
+
+  /** The created links get their source's date and click total, then their claims are marked created. */
+  private async markCreated(created: ReadonlyArray<{ c: Candidate; id: string }>): Promise<void> {
+    if (created.length === 0) return;
+    const workspaceId = this.d.principal.workspace._id;
+    const at = this.d.now();
+    const linkUpdates: AnyBulkWriteOperation<ImportedLinkFields>[] = created.map(({ c, id }) => {
+      const mark: LinkImportMark = { source: this.job.source, source_id: c.link.sourceId, job_id: this.job._id, clicks_total: c.link.clicksTotal, at };
+      return {
+        updateOne: {
+          filter: { _id: id, workspace_id: workspaceId },
+          update: { $set: { imported: mark, ...(c.link.createdAt ? { created_at: c.link.createdAt } : {}) } },
+        },
+      };
+    });
+    await (this.d.linkDocs as unknown as Collection<ImportedLinkFields>).bulkWrite(linkUpdates, { ordered: false });
+    await this.d.store.imported.bulkWrite(
+      created.map(({ c, id }) => ({
+        updateOne: {
+          filter: { workspace_id: workspaceId, source: this.job.source, source_id: c.link.sourceId },
+          update: { $set: { state: 'created' as const, link_id: id, slug: c.mapped.input.slug! } },
+        },
+      })),
+      { ordered: false },
+    );
+    this.outcome.created += created.length;
+  }
+
+  /** Tag ids for names, the missing tags created in the workspace. */
+  private async tagIds(names: readonly string[]): Promise<string[]> {
+    if (names.length === 0) return [];
+    const workspaceId = this.d.principal.workspace._id;
+    const found = async () => new Map((await this.d.tags.collection.find({ workspace_id: workspaceId, name: { $in: [...names] } }).toArray()).map((t: LabelDoc) => [t.name, t._id]));
+    let byName = await found();
+    const missing = names.filter((name) => !byName.has(name));
+    if (missing.length > 0) {
+      for (const name of missing) {
+        try {
+          await this.d.tags.insert({ _id: newId('tag'), workspace_id: workspaceId, name, color: null, created_at: this.d.now() });
+        } catch (error) {
+          // Created meanwhile (another batch, another job): read below.
+          if (!(error instanceof AppError && error.code === 'conflict')) throw error;
+        }
+      }
+      byName = await found();
+    }
+    return names.map((name) => byName.get(name)).filter((id): id is string => id !== undefined);
+  }
+
+  private fail(index: number, ref: string, error: { code: string; message: string }, slug: string | null, domain: string | null): void {
+    const seq = this.batch * ROWS_PER_BATCH + index;
+    this.outcome.failed++;
+    this.outcome.errors.push({ _id: `${this.job._id}:${seq}`, job_id: this.job._id, workspace_id: this.job.workspace_id, seq, ref, code: error.code, message: error.message, slug, domain });
+  }
+}

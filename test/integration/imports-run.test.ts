@@ -1,0 +1,390 @@
+// Import jobs run by the worker, end to end: a job created through the API reads each source's test server (each
+// follows its service's public reference; see test/helpers/import-servers/*.ts), and the links land in the workspace
+// with their tags, custom domain (connected by the import when missing) and expiry; a slug already taken is a row
+// error; running the same import again creates nothing twice; a dry run counts without writing.
+import { expect } from 'chai';
+import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
+import { testEnv } from '../helpers/env.ts';
+import { startApi, startWorker, type RunningApi, type RunningWorker } from '../helpers/api.ts';
+import { Tenants } from '../helpers/tenants.ts';
+import { callApi, type Reply } from '../helpers/http.ts';
+import { until } from '../helpers/wait.ts';
+import { startKubeApiServer, type KubeApiServer } from '../helpers/kube-apiserver.ts';
+import { startBitlyServer } from '../helpers/import-servers/bitly.ts';
+import { startDubServer } from '../helpers/import-servers/dub.ts';
+import { startRebrandlyServer } from '../helpers/import-servers/rebrandly.ts';
+import { startShortioServer } from '../helpers/import-servers/shortio.ts';
+import { shlinkExportCsv, startShlinkServer, type ShlinkShortUrlFixture } from '../helpers/import-servers/shlink.ts';
+import { startKuttServer } from '../helpers/import-servers/kutt.ts';
+import { startYourlsServer } from '../helpers/import-servers/yourls.ts';
+
+const SHORT_HOST = 'lnk.imports.test';
+const TOKEN = 'service-token-1';
+const EXPIRY = '2027-03-01T00:00:00.000Z';
+const DEST = 'https://shop.example.com/spring';
+
+/** What the test keeps of a service's test server: a way to close it. */
+interface ServiceServer {
+  close(): Promise<void>;
+}
+
+interface Link {
+  id: string;
+  domain: string;
+  slug: string;
+  url: string;
+  title: string | null;
+  tags: Array<{ name: string }>;
+  expires_at: string | null;
+}
+
+interface Job {
+  id: string;
+  status: string;
+  total: number | null;
+  done: number;
+  created: number;
+  skipped: number;
+  failed: number;
+  error: { code: string; message: string } | null;
+}
+
+/** One source: its server, the job body, and what the import must show. */
+interface Case {
+  source: string;
+  /** The host the import connects (null: the source has one host only, connected beforehand). */
+  newHost: string | null;
+  /** A host connected (and active) before the import, holding the clashing slug; null: the clash is on our default domain. */
+  oldHost: string | null;
+  clashSlug: string;
+  tags: string[];
+  expiry: boolean;
+  /** Rows the source gives in all (the clash included). */
+  rows: number;
+  start(): Promise<{ server: ServiceServer | null; body: Record<string, unknown> }>;
+}
+
+const shlinkUrls = (host: string, old: string): ShlinkShortUrlFixture[] => [
+  { shortCode: 'launch', longUrl: DEST, dateCreated: '2025-03-01T09:30:00+00:00', domain: host, title: 'Spring launch', tags: ['campaign', 'spring'], validUntil: '2027-03-01T00:00:00+00:00' },
+  { shortCode: 'plain', longUrl: 'https://example.com/plain', dateCreated: '2025-03-02T09:30:00+00:00', domain: host },
+  { shortCode: 'taken', longUrl: 'https://example.com/clash', dateCreated: '2025-03-03T09:30:00+00:00', domain: old },
+];
+
+const CASES: Case[] = [
+  {
+    source: 'bitly',
+    newHost: 'go.bitly-import.com',
+    oldHost: null,
+    clashSlug: 'taken-bitly',
+    tags: ['campaign', 'spring'],
+    expiry: true,
+    rows: 3,
+    async start() {
+      const server = await startBitlyServer({
+        token: TOKEN,
+        links: [
+          { id: 'bit.ly/3launch', long_url: DEST, title: 'Spring launch', tags: ['campaign', 'spring'], created_at: '2025-03-01T09:30:00+0000', expiration_at: '2027-03-01T00:00:00+0000', custom_bitlinks: ['https://go.bitly-import.com/launch'] },
+          { id: 'bit.ly/taken-bitly', long_url: 'https://example.com/clash', created_at: '2025-03-02T09:30:00+0000' },
+        ],
+      });
+      return { server, body: { source: 'bitly', token: TOKEN, base_url: server.url } };
+    },
+  },
+  {
+    source: 'dub',
+    newHost: 'go.dub-import.com',
+    oldHost: null,
+    clashSlug: 'taken-dub',
+    tags: ['campaign', 'spring'],
+    expiry: true,
+    rows: 3,
+    async start() {
+      const server = await startDubServer({
+        token: TOKEN,
+        links: [
+          { id: 'link_1', domain: 'go.dub-import.com', key: 'launch', url: DEST, title: 'Spring launch', tags: ['campaign', 'spring'], expiresAt: EXPIRY, createdAt: '2025-03-01T09:30:00.000Z' },
+          { id: 'link_2', domain: 'go.dub-import.com', key: 'plain', url: 'https://example.com/plain', createdAt: '2025-03-02T09:30:00.000Z' },
+          { id: 'link_3', domain: 'dub.sh', key: 'taken-dub', url: 'https://example.com/clash', createdAt: '2025-03-03T09:30:00.000Z' },
+        ],
+      });
+      return { server, body: { source: 'dub', token: TOKEN, base_url: server.url } };
+    },
+  },
+  {
+    source: 'rebrandly',
+    newHost: 'go.rebrandly-import.com',
+    oldHost: null,
+    clashSlug: 'taken-rebrandly',
+    tags: ['campaign', 'spring'],
+    expiry: false,
+    rows: 3,
+    async start() {
+      const server = await startRebrandlyServer({
+        token: TOKEN,
+        links: [
+          { slashtag: 'launch', destination: DEST, title: 'Spring launch', domain: 'go.rebrandly-import.com', tags: ['campaign', 'spring'], createdAt: '2025-03-01T09:30:00.000Z' },
+          { slashtag: 'plain', destination: 'https://example.com/plain', domain: 'go.rebrandly-import.com', createdAt: '2025-03-02T09:30:00.000Z' },
+          { slashtag: 'taken-rebrandly', destination: 'https://example.com/clash', domain: 'rebrand.ly', createdAt: '2025-03-03T09:30:00.000Z' },
+        ],
+      });
+      return { server, body: { source: 'rebrandly', token: TOKEN, base_url: server.url } };
+    },
+  },
+  {
+    source: 'shortio',
+    newHost: 'go.shortio-import.com',
+    oldHost: null,
+    clashSlug: 'taken-shortio',
+    tags: ['campaign', 'spring'],
+    expiry: true,
+    rows: 3,
+    async start() {
+      const server = await startShortioServer({
+        token: TOKEN,
+        domains: ['go.shortio-import.com', 'acme.short.gy'],
+        links: [
+          { domain: 'go.shortio-import.com', path: 'launch', originalURL: DEST, title: 'Spring launch', tags: ['campaign', 'spring'], expiresAt: EXPIRY, createdAt: '2025-03-01T09:30:00.000Z' },
+          { domain: 'go.shortio-import.com', path: 'plain', originalURL: 'https://example.com/plain', createdAt: '2025-03-02T09:30:00.000Z' },
+          { domain: 'acme.short.gy', path: 'taken-shortio', originalURL: 'https://example.com/clash', createdAt: '2025-03-03T09:30:00.000Z' },
+        ],
+      });
+      return { server, body: { source: 'shortio', token: TOKEN, base_url: server.url } };
+    },
+  },
+  {
+    source: 'shlink',
+    newHost: 'go.shlink-import.com',
+    oldHost: 'old.shlink-import.com',
+    clashSlug: 'taken',
+    tags: ['campaign', 'spring'],
+    expiry: true,
+    rows: 3,
+    async start() {
+      const server = await startShlinkServer({ apiKey: TOKEN, shortUrls: shlinkUrls('go.shlink-import.com', 'old.shlink-import.com') });
+      return { server, body: { source: 'shlink', token: TOKEN, base_url: server.url } };
+    },
+  },
+  {
+    source: 'shlink_csv',
+    newHost: 'go.shlink-csv-import.com',
+    oldHost: 'old.shlink-csv-import.com',
+    clashSlug: 'taken',
+    tags: ['campaign', 'spring'],
+    expiry: false,
+    rows: 3,
+    start() {
+      return Promise.resolve({ server: null, body: { source: 'shlink_csv', file: shlinkExportCsv(shlinkUrls('go.shlink-csv-import.com', 'old.shlink-csv-import.com')) } });
+    },
+  },
+  {
+    source: 'kutt',
+    newHost: 'go.kutt-import.com',
+    oldHost: 'old.kutt-import.com',
+    clashSlug: 'taken',
+    tags: [],
+    expiry: true,
+    rows: 3,
+    async start() {
+      const server = await startKuttServer({
+        apiKey: TOKEN,
+        links: [
+          { address: 'launch', target: DEST, description: 'Spring launch', domain: 'go.kutt-import.com', expireIn: EXPIRY, createdAt: '2025-03-01T09:30:00.000Z' },
+          { address: 'plain', target: 'https://example.com/plain', domain: 'go.kutt-import.com', createdAt: '2025-03-02T09:30:00.000Z' },
+          { address: 'taken', target: 'https://example.com/clash', domain: 'old.kutt-import.com', createdAt: '2025-03-03T09:30:00.000Z' },
+        ],
+      });
+      return { server, body: { source: 'kutt', token: TOKEN, base_url: server.url } };
+    },
+  },
+  {
+    source: 'yourls',
+    newHost: null,
+    oldHost: 'old.yourls-import.com',
+    clashSlug: 'taken',
+    tags: [],
+    expiry: false,
+    rows: 3,
+    async start() {
+      const user = { username: 'admin', password: 'correct horse', signature: '1002a612b4' };
+      const server = await startYourlsServer({
+        users: [user],
+        site: 'https://old.yourls-import.com',
+        links: [
+          { keyword: 'launch', url: DEST, title: 'Spring launch', timestamp: '2025-03-01 09:30:00', clicks: 12 },
+          { keyword: 'plain', url: 'https://example.com/plain', timestamp: '2025-03-02 09:30:00' },
+          { keyword: 'taken', url: 'https://example.com/clash', timestamp: '2025-03-03 09:30:00' },
+        ],
+      });
+      return { server, body: { source: 'yourls', token: user.signature, base_url: server.url } };
+    },
+  },
+];
+
+describe('import jobs run by the worker, from each source', function () {
+  this.timeout(120_000);
+  let mongo: TestMongo;
+  let kube: KubeApiServer;
+  let api: RunningApi;
+  let worker: RunningWorker;
+  let tenants: Tenants;
+  const servers: ServiceServer[] = [];
+
+  before(async () => {
+    mongo = await startTestMongo();
+    kube = await startKubeApiServer();
+    const env = testEnv(mongo, {
+      SHORT_LINK_BASE_URL: `https://${SHORT_HOST}`,
+      PUBLIC_API_URL: 'https://api.imports.test',
+      DOMAINS_KUBE: 'kubeconfig',
+      KUBECONFIG: kube.kubeconfigFile(),
+      DOMAIN_NAMESPACE: 'linkplane',
+      DOMAIN_CNAME_TARGET: 'ingress.linkplane.test',
+      IMPORT_ALLOW_PRIVATE_SOURCES: 'true',
+      IMPORT_POLL_MS: '100',
+    });
+    api = await startApi(env);
+    worker = await startWorker(env);
+    tenants = await Tenants.open(mongo);
+  });
+
+  after(async () => {
+    for (const server of servers) await server.close();
+    await worker?.stop();
+    await api?.stop();
+    await tenants?.close();
+    await kube?.stop();
+    await mongo?.stop();
+  });
+
+  async function aKey(): Promise<string> {
+    const ws = await tenants.aWorkspace({ plan_id: 'business' });
+    return (await tenants.aWorkspaceKey(ws._id)).key;
+  }
+
+  const call = (key: string, method: string, path: string, body?: unknown): Promise<Reply> => callApi(api.url, method, path, { key, body });
+
+  /** A link `slug` already on `host` (connected and made active as the operator would), or on the default domain. */
+  async function existingLink(key: string, host: string | null, slug: string): Promise<void> {
+    let domainId: string | undefined;
+    if (host) {
+      const domain = await call(key, 'POST', '/domains', { hostname: host });
+      expect(domain.status, JSON.stringify(domain.body)).to.equal(201);
+      domainId = domain.body.id as string;
+      await tenants.client.db(mongo.dbName).collection('domains').updateOne({ _id: domainId as never }, { $set: { status: 'active' } });
+    }
+    const link = await call(key, 'POST', '/links', { url: 'https://example.com/existing', slug, ...(domainId ? { domain_id: domainId } : {}) });
+    expect(link.status, JSON.stringify(link.body)).to.equal(201);
+  }
+
+  async function finished(key: string, id: string): Promise<Job> {
+    return until(
+      async () => {
+        const job = (await call(key, 'GET', `/imports/${id}`)).body as unknown as Job;
+        return ['succeeded', 'failed', 'canceled'].includes(job.status) ? job : false;
+      },
+      30_000,
+      `import ${id} to end`,
+    );
+  }
+
+  async function runImport(key: string, body: Record<string, unknown>): Promise<Job> {
+    const res = await call(key, 'POST', '/imports', body);
+    expect(res.status, JSON.stringify(res.body)).to.equal(202);
+    return finished(key, res.body.id as string);
+  }
+
+  async function allLinks(key: string): Promise<Link[]> {
+    return ((await call(key, 'GET', '/links?limit=100')).body as unknown as { data: Link[] }).data;
+  }
+
+  for (const c of CASES) {
+    it(`${c.source}: imports with tags, the custom domain, the expiry; a taken slug is a row error; again, nothing twice`, async () => {
+      const key = await aKey();
+      await existingLink(key, c.oldHost, c.clashSlug);
+      const { server, body } = await c.start();
+      if (server) servers.push(server);
+
+      const job = await runImport(key, body);
+      expect(job, JSON.stringify(job)).to.deep.include({ status: 'succeeded', created: c.rows - 1, skipped: 0, failed: 1, done: c.rows, error: null });
+      const errors = (await call(key, 'GET', `/imports/${job.id}/errors`)).body as unknown as { data: Array<{ code: string; slug: string; ref: string }> };
+      expect(errors.data.map((e) => [e.code, e.slug])).to.deep.equal([['conflict', c.clashSlug]]);
+
+      const links = await allLinks(key);
+      const launchHost = c.newHost ?? c.oldHost!;
+      const launch = links.find((l) => l.slug === 'launch' && l.domain === launchHost);
+      expect(launch, JSON.stringify(links.map((l) => `${l.domain}/${l.slug}`))).to.not.equal(undefined);
+      expect(launch!.url).to.equal(DEST);
+      expect(launch!.tags.map((t) => t.name).sort()).to.deep.equal(c.tags);
+      if (c.expiry) expect(launch!.expires_at).to.equal(EXPIRY);
+      expect(links.filter((l) => l.url === 'https://example.com/clash'), 'the clashing row is not created').to.deep.equal([]);
+      // The source's created date, and what the link keeps of its origin (its click total a historical figure).
+      const stored = await tenants.client.db(mongo.dbName).collection('links').findOne({ _id: launch!.id as never });
+      expect(stored!.created_at).to.deep.equal(new Date('2025-03-01T09:30:00Z'));
+      expect(stored!.imported).to.deep.include({ source: c.source, job_id: job.id });
+      if (c.source === 'yourls') expect(stored!.imported.clicks_total).to.equal(12);
+      if (c.newHost) {
+        const domains = (await call(key, 'GET', '/domains')).body as unknown as { data: Array<{ hostname: string; status: string }> };
+        expect(domains.data.find((d) => d.hostname === c.newHost)?.status, 'connected by the import, not yet verified').to.equal('pending_verification');
+      }
+
+      const again = await runImport(key, body);
+      expect(again).to.deep.include({ status: 'succeeded', created: 0, skipped: c.rows - 1, failed: 1 });
+      expect(await allLinks(key)).to.have.length(links.length);
+    });
+  }
+
+  it('a dry run counts what would be created and what would fail, and writes nothing', async () => {
+    const key = await aKey();
+    await existingLink(key, null, 'taken-dry');
+    const server = await startDubServer({
+      token: TOKEN,
+      links: [
+        { id: 'd1', domain: 'go.dry-import.com', key: 'one', url: 'https://example.com/1', tags: ['x'] },
+        { id: 'd2', domain: 'dub.sh', key: 'two', url: 'https://example.com/2' },
+        { id: 'd3', domain: 'dub.sh', key: 'taken-dry', url: 'https://example.com/3' },
+        { id: 'd4', domain: 'dub.sh', key: 'bad/slug', url: 'https://example.com/4' },
+      ],
+    });
+    servers.push(server);
+    const before = await allLinks(key);
+    const job = await runImport(key, { source: 'dub', token: TOKEN, base_url: server.url, dry_run: true });
+    expect(job).to.deep.include({ status: 'succeeded', created: 2, failed: 2, skipped: 0 });
+    const errors = (await call(key, 'GET', `/imports/${job.id}/errors`)).body as unknown as { data: Array<{ code: string; ref: string }> };
+    expect(errors.data.map((e) => [e.ref, e.code])).to.deep.equal([
+      ['d3', 'conflict'],
+      ['d4', 'validation_failed'],
+    ]);
+    expect(await allLinks(key)).to.deep.equal(before);
+    const domains = (await call(key, 'GET', '/domains')).body as unknown as { data: Array<{ hostname: string }> };
+    expect(domains.data.map((d) => d.hostname)).not.to.include('go.dry-import.com');
+  });
+
+  it('on request, puts every link on the default domain and suffixes a taken slug', async () => {
+    const key = await aKey();
+    await existingLink(key, null, 'taken-suffix');
+    const server = await startDubServer({
+      token: TOKEN,
+      links: [
+        { id: 's1', domain: 'go.suffix-import.com', key: 'taken-suffix', url: 'https://example.com/1' },
+        { id: 's2', domain: 'go.suffix-import.com', key: 'free-suffix', url: 'https://example.com/2' },
+      ],
+    });
+    servers.push(server);
+    const job = await runImport(key, { source: 'dub', token: TOKEN, base_url: server.url, domains: 'default', on_slug_clash: 'suffix' });
+    expect(job).to.deep.include({ status: 'succeeded', created: 2, failed: 0 });
+    const links = await allLinks(key);
+    expect(links.filter((l) => l.url !== 'https://example.com/existing').map((l) => `${l.domain}/${l.slug}`).sort()).to.deep.equal([
+      `${SHORT_HOST}/free-suffix`,
+      `${SHORT_HOST}/taken-suffix-2`,
+    ]);
+  });
+
+  it('fails the job, naming the cause, when the service refuses the token', async () => {
+    const key = await aKey();
+    const server = await startDubServer({ token: TOKEN, links: [] });
+    servers.push(server);
+    const job = await runImport(key, { source: 'dub', token: 'wrong-token', base_url: server.url });
+    expect(job.status).to.equal('failed');
+    expect(job.error?.code).to.equal('source_auth');
+  });
+});
