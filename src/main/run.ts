@@ -12,6 +12,8 @@ import { seedDemo, type DemoTenants } from './demo.ts';
 import type { DevDb } from '../devdb/index.ts';
 import { startDevDbThread } from '../devdb/thread.ts';
 import { startWorkerThread, WorkerThreadError, type WorkerThread } from './worker-thread.ts';
+import { migrateAtStart } from './migrations.ts';
+import { SchemaTooNewError } from '../platform/migrations.ts';
 
 const PROCESSES: readonly ProcessName[] = ['api', 'redirect', 'worker', 'all-in-one'];
 
@@ -53,6 +55,19 @@ async function main(): Promise<void> {
     await devdb?.stop();
     if (error instanceof NatsUnreachableError) {
       console.error(`linkplane ${name}: ${error.message}`);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  // Data written by an earlier release is taken forward before any service reads it (docs/chart-operations.md).
+  try {
+    await migrateAtStart(infra.mongo.db, infra.logger);
+  } catch (error) {
+    if (error instanceof SchemaTooNewError) {
+      console.error(`linkplane ${name}: ${error.message}`);
+      await infra.close();
+      await devdb?.stop();
       process.exit(1);
     }
     throw error;

@@ -308,6 +308,85 @@ function matchesFields(object: KubeObject, selector: string | undefined): boolea
 
 const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+/** Fields of one protobuf message: field number to its values (varints as numbers, length-delimited as bytes). */
+function protobufFields(buf: Buffer): Map<number, Array<number | Buffer>> {
+  const fields = new Map<number, Array<number | Buffer>>();
+  let offset = 0;
+  const varint = (): number => {
+    let value = 0;
+    let shift = 0;
+    for (;;) {
+      const byte = buf[offset++];
+      if (byte === undefined) throw new Error('truncated varint');
+      value += (byte & 0x7f) * 2 ** shift;
+      if ((byte & 0x80) === 0) return value;
+      shift += 7;
+    }
+  };
+  while (offset < buf.length) {
+    const key = varint();
+    const field = Math.floor(key / 8);
+    const wire = key % 8;
+    let value: number | Buffer;
+    if (wire === 0) value = varint();
+    else if (wire === 2) {
+      const length = varint();
+      value = buf.subarray(offset, offset + length);
+      offset += length;
+    } else if (wire === 1) {
+      value = buf.subarray(offset, offset + 8);
+      offset += 8;
+    } else if (wire === 5) {
+      value = buf.subarray(offset, offset + 4);
+      offset += 4;
+    } else throw new Error(`unsupported wire type ${wire}`);
+    const list = fields.get(field);
+    if (list) list.push(value);
+    else fields.set(field, [value]);
+  }
+  return fields;
+}
+
+/**
+ * A v1 Secret in Kubernetes' protobuf envelope ("k8s\0", then runtime.Unknown {typeMeta, raw}) as the JSON object
+ * the store keeps: name, generateName, namespace, resourceVersion, labels, annotations, data, type, immutable.
+ */
+function decodeSecretProtobuf(body: Buffer): KubeObject {
+  if (body.subarray(0, 4).toString('latin1') !== 'k8s\0') throw new Error('no k8s protobuf envelope');
+  const unknown = protobufFields(body.subarray(4));
+  const typeMeta = protobufFields((unknown.get(1)?.[0] as Buffer | undefined) ?? Buffer.alloc(0));
+  const text = (fields: Map<number, Array<number | Buffer>>, n: number): string | undefined => {
+    const value = fields.get(n)?.[0];
+    return Buffer.isBuffer(value) ? value.toString('utf8') : undefined;
+  };
+  if (text(typeMeta, 2) !== 'Secret') throw new Error(`kind ${text(typeMeta, 2) ?? '(none)'}`);
+  const secret = protobufFields((unknown.get(2)?.[0] as Buffer | undefined) ?? Buffer.alloc(0));
+  const map = (entries: Array<number | Buffer> | undefined, encode: (value: Buffer) => string): Record<string, string> | undefined => {
+    if (!entries) return undefined;
+    return Object.fromEntries(entries.map((entry) => {
+      const kv = protobufFields(entry as Buffer);
+      return [text(kv, 1) ?? '', encode((kv.get(2)?.[0] as Buffer | undefined) ?? Buffer.alloc(0))];
+    }));
+  };
+  const meta = protobufFields((secret.get(1)?.[0] as Buffer | undefined) ?? Buffer.alloc(0));
+  const metadata: KubeMetadata = {};
+  for (const [n, key] of [[1, 'name'], [2, 'generateName'], [3, 'namespace'], [6, 'resourceVersion']] as const) {
+    const value = text(meta, n);
+    if (value) metadata[key] = value;
+  }
+  const labels = map(meta.get(11), (v) => v.toString('utf8'));
+  const annotations = map(meta.get(12), (v) => v.toString('utf8'));
+  if (labels) metadata.labels = labels;
+  if (annotations) metadata.annotations = annotations;
+  const object: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata };
+  const data = map(secret.get(2), (v) => v.toString('base64'));
+  if (data) object.data = data;
+  const type = text(secret, 3);
+  if (type) object.type = type;
+  if (secret.get(5)?.[0] === 1) object.immutable = true;
+  return object;
+}
+
 function readBody(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -316,9 +395,14 @@ function readBody(req: IncomingMessage): Promise<unknown> {
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       if (!text) return resolve(undefined);
-      // JSON only: client-go (helm's release storage) tries protobuf first and falls back to JSON on a 415.
+      // Protobuf bodies: helm's release storage writes its Secrets with client-go's typed client, which speaks
+      // protobuf to built-in kinds. Secrets are decoded (decodeSecretProtobuf); anything else is refused.
       if (req.headers['content-type']?.includes('protobuf')) {
-        return reject(new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json`));
+        try {
+          return resolve(decodeSecretProtobuf(Buffer.concat(chunks)));
+        } catch (error) {
+          return reject(new StatusError(415, 'UnsupportedMediaType', `protobuf bodies are understood for Secrets only: ${(error as Error).message}`));
+        }
       }
       try {
         resolve(JSON.parse(text));
@@ -551,6 +635,11 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
       }
       for (const entry of history) if (entry.rv > since && entry.type === t && matches(watcher, entry.object)) send(watcher, entry.event, entry.object);
     }
+    // A streaming list (sendInitialEvents, used by client-go's watch-list and so by helm's waits): the current
+    // objects came as ADDED above; a bookmark marks where they end.
+    if (query.get('sendInitialEvents') === 'true') {
+      send(watcher, 'BOOKMARK', { apiVersion: apiVersionOf(t), kind: t.kind, metadata: { resourceVersion: String(revision), annotations: { 'k8s.io/initial-events-end': 'true' } } });
+    }
     watchers.add(watcher);
     const forget = (): void => {
       watchers.delete(watcher);
@@ -561,6 +650,14 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
 
   const parsePath = (pathname: string): ParsedPath | KubeObject => {
     const segments = pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    // No OpenAPI documents: clients that validate against them (helm's hooks) find no schema and skip the check.
+    if (segments[0] === 'openapi' && segments[1] === 'v3' && segments.length === 2) {
+      const paths = Object.fromEntries(['api/v1', ...new Set(TYPES.filter((t) => t.group).map((t) => `apis/${t.group}/${t.version}`))].map((p) => [p, { serverRelativeURL: `/openapi/v3/${p}` }]));
+      return { paths };
+    }
+    if (segments[0] === 'openapi' && segments[1] === 'v3') {
+      return { openapi: '3.0.0', info: { title: 'Kubernetes', version: 'v1.33.0' }, paths: {}, components: { schemas: {} } };
+    }
     if (segments[0] === 'version' && segments.length === 1) {
       return { major: '1', minor: '33', gitVersion: 'v1.33.0', platform: 'linux/amd64' };
     }
@@ -604,6 +701,12 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
       failure.times = (failure.times ?? 1) - 1;
       if (failure.times <= 0) failures.splice(failures.indexOf(failure), 1);
       throw new StatusError(failure.code, REASONS[failure.code] ?? 'InternalError', `injected failure ${failure.code}`);
+    }
+    if (url.pathname === '/openapi/v2') {
+      // The OpenAPI v2 document clients fall back to, in its protobuf form: `swagger: "2.0"` and no definitions.
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+      res.end(Buffer.from([0x0a, 0x03, ...Buffer.from('2.0')]));
+      return;
     }
     const parsed = parsePath(url.pathname);
     if (!('type' in parsed) || parsed.type === undefined) return reply(res, 200, parsed);

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -318,6 +319,84 @@ describe('Helm chart under GitOps and upgrades', function () {
       // Objectives left at their default keep the generated text.
       const unchanged = rules.filter((r) => r.alert === 'LinkplaneApiAvailabilityBudgetBurn');
       assert.deepEqual(unchanged.map((r) => r.expr), fileRules.filter((r) => r.alert === 'LinkplaneApiAvailabilityBudgetBurn').map((r) => r.expr));
+    });
+  });
+
+  describe('helm install, upgrade and test against the in-process API server', function () {
+    let cluster: KubeApiServer;
+    const servers: Server[] = [];
+    /** The /readyz answer of each process, by Service name. */
+    const checks = new Map<string, Record<string, boolean>>();
+    const local = new Map<string, string>();
+    let kubelet: NodeJS.Timeout | undefined;
+
+    before(async function () {
+      cluster = await startKubeApiServer({ anonymous: true });
+      for (const component of ['api', 'redirect', 'worker']) {
+        const service = `${SECRET}-${component}`;
+        checks.set(service, { mongodb: true, nats: true });
+        const app = new Koa();
+        app.use(opsEndpoints(new Registry(), () => Promise.resolve(checks.get(service)!)));
+        const server = app.listen(0, '127.0.0.1');
+        await new Promise<void>((resolve) => server.once('listening', resolve));
+        servers.push(server);
+        local.set(service, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      }
+      // A kubelet for the test pods: runs the container's command, with the Service's address pointed at the local
+      // server standing in for it, and reports the pod's phase from its exit code.
+      const started = new Set<string>();
+      kubelet = setInterval(() => {
+        for (const pod of cluster.list<KubeObject & { spec: IPod['spec'] }>('Pod', NAMESPACE)) {
+          const key = `${pod.metadata!.name}/${pod.metadata!.uid}`;
+          if (started.has(key)) continue;
+          started.add(key);
+          const container = pod.spec!.containers[0]!;
+          const env = Object.fromEntries(container.env!.map((e) => [e.name, e.value ?? '']));
+          const url = new URL(env.READYZ_URL!);
+          env.READYZ_URL = `${local.get(url.hostname.split('.')[0]!) ?? 'http://127.0.0.1:1'}${url.pathname}`;
+          cluster.patchStatus('Pod', NAMESPACE, pod.metadata!.name!, { phase: 'Running' });
+          execFile(process.execPath, container.command!.slice(1), { env: { ...env, PATH: process.env.PATH ?? '' } }, (error) => {
+            if (cluster.get('Pod', NAMESPACE, pod.metadata!.name!)?.metadata?.uid !== pod.metadata!.uid) return;
+            cluster.patchStatus('Pod', NAMESPACE, pod.metadata!.name!, { phase: error === null ? 'Succeeded' : 'Failed' });
+          });
+        }
+      }, 50);
+    });
+    after(async function () {
+      clearInterval(kubelet);
+      await cluster.stop();
+      for (const server of servers) await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    const helmOnCluster = (...args: string[]) => helm(...args, '--namespace', NAMESPACE, '--kube-apiserver', cluster.url);
+    const secretKey = () => cluster.get<KubeObject & { data?: Record<string, string> }>('Secret', NAMESPACE, SECRET)?.data?.SECRET_KEY;
+
+    it('installs, keeps SECRET_KEY through an upgrade, and passes helm test when every Service is ready', async function () {
+      // Server-side apply, CRDs and the OpenAPI schema are beyond the in-process server; custom domains need RBAC kinds.
+      const flags = ['--server-side=false', '--disable-openapi-validation', '--values', values];
+      const install = await helmOnCluster('install', RELEASE, CHART, '--skip-crds', ...flags);
+      assert.equal(install.code, 0, install.stderr);
+      const key = secretKey();
+      assert.match(decode(key), /^[A-Za-z0-9]{64}$/);
+      const upgrade = await helmOnCluster('upgrade', RELEASE, CHART, ...flags, '--set', 'config.logLevel=debug');
+      assert.equal(upgrade.code, 0, upgrade.stderr);
+      assert.equal(secretKey(), key);
+
+      const test = await helmOnCluster('test', RELEASE, '--timeout', '60s');
+      assert.equal(test.code, 0, test.stdout + test.stderr);
+      for (const component of ['api', 'redirect', 'worker']) {
+        assert.match(test.stdout, new RegExp(`TEST SUITE:\\s+${SECRET}-${component}-test-readyz[\\s\\S]*?Phase:\\s+Succeeded`));
+      }
+      // Passed test pods are deleted (hook-succeeded).
+      assert.deepEqual(cluster.list('Pod', NAMESPACE), []);
+    });
+
+    it('fails helm test when a process is not ready', async function () {
+      checks.set(`${SECRET}-worker`, { mongodb: true, nats: false });
+      const test = await helmOnCluster('test', RELEASE, '--timeout', '60s');
+      assert.notEqual(test.code, 0);
+      assert.match(test.stdout + test.stderr, new RegExp(`${SECRET}-worker-test-readyz[\\s\\S]*?Failed`));
+      assert.equal(cluster.get<KubeObject & { status?: { phase?: string } }>('Pod', NAMESPACE, `${SECRET}-worker-test-readyz`)?.status?.phase, 'Failed');
     });
   });
 });
