@@ -9,6 +9,7 @@ import type { EventType } from '../events/event-types.ts';
 import { decodeTimePosition, pageOf, timePosition } from '../http/cursor.ts';
 import { bodyValidator } from '../http/validation.ts';
 import type { LinkDoc, LinkStore } from './link.store.ts';
+import type { LinkEventData } from './link.schemas.ts';
 import type { QuotaStore } from './quota.store.ts';
 import type { LabelDoc, LabelStore } from './label.store.ts';
 import type { DomainDirectory } from './domains.ts';
@@ -185,7 +186,7 @@ export class LinkService {
     type: EventType,
     doc: LinkDoc,
     work: (session: ClientSession) => Promise<void>,
-    extra: Record<string, unknown> = {},
+    extra: Pick<LinkEventData, 'changed'> = {},
   ): Promise<void> {
     await inTransaction(this.d.client, async (session) => {
       await work(session);
@@ -194,7 +195,7 @@ export class LinkService {
           type,
           workspaceId: doc.workspace_id,
           partnerId: principal.workspace.partner_id,
-          data: { id: doc._id, domain: doc.domain, slug: doc.slug, url: doc.url, ...extra },
+          data: { id: doc._id, domain: doc.domain, slug: doc.slug, url: doc.url, ...extra } satisfies LinkEventData,
         },
         session,
       );
