@@ -5,6 +5,7 @@
 // `link.updated` is written with it through the outbox, once.
 import type { Collection, MongoClient } from 'mongodb';
 import type { LinkDoc } from '../links/link.store.ts';
+import type { LinkEventData } from '../links/link.schemas.ts';
 import type { Invalidation } from '../platform/cache-bus.ts';
 import { inTransaction } from '../platform/mongo.ts';
 import type { EventStore } from '../events/event.store.ts';
@@ -105,7 +106,7 @@ export class AbFeedback {
               url: link.url,
               changed: ['ab_test'],
               ab_test: { winner_index: winnerIndex, stopped_at: now.toISOString(), samples: { clicks, conversions } },
-            },
+            } satisfies LinkEventData,
           },
           session,
           now,

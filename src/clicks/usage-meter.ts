@@ -2,6 +2,7 @@
 // of the plan's `tracked_clicks_per_month` (spec 8). Each threshold is claimed in the usage row itself, inside the
 // transaction that writes the event row, so it fires exactly once per workspace and month however many replicas
 // ingest, and whatever is redelivered.
+import { Type, type Static } from '@sinclair/typebox';
 import type { Collection, Db, MongoClient } from 'mongodb';
 import type { EventStore } from '../events/event.store.ts';
 import { inTransaction } from '../platform/mongo.ts';
@@ -9,6 +10,19 @@ import { periodOf } from '../tenancy/usage.store.ts';
 import { effectivePlan } from '../tenancy/plans.ts';
 import type { WorkspaceStore } from '../tenancy/workspace.store.ts';
 import type { ClickRecord } from '../visitor/click-record.ts';
+
+/** The `data` of a `click.threshold` delivery: a workspace's tracked clicks crossed a share of its plan's limit. */
+export const ClickThresholdEventDataSchema = Type.Object(
+  {
+    workspace_id: Type.String(),
+    period: Type.String({ description: 'The billing period, as `YYYY-MM`' }),
+    threshold: Type.Integer({ description: 'The percentage of the limit crossed (80, 100)' }),
+    limit: Type.Integer({ description: 'Tracked clicks the plan allows in the period' }),
+    tracked_clicks: Type.Integer({ description: 'Tracked clicks counted so far in the period' }),
+  },
+  { additionalProperties: false, $id: 'ClickThresholdEventData' },
+);
+export type ClickThresholdEventData = Static<typeof ClickThresholdEventDataSchema>;
 
 /** Percentages of the monthly limit that raise `click.threshold`. */
 export const CLICK_THRESHOLDS = [80, 100] as const;
@@ -80,7 +94,7 @@ export class ClickUsage {
             type: 'click.threshold',
             workspaceId: workspace._id,
             partnerId: workspace.partner_id,
-            data: { workspace_id: workspace._id, period: row.period, threshold, limit, tracked_clicks: row.tracked_clicks },
+            data: { workspace_id: workspace._id, period: row.period, threshold, limit, tracked_clicks: row.tracked_clicks } satisfies ClickThresholdEventData,
           },
           session,
         );

@@ -10,6 +10,7 @@ import type { CacheBus } from '../platform/cache-bus.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import type { EventStore } from '../events/event.store.ts';
+import type { DomainEventData } from './domain.schemas.ts';
 import type { EventType } from '../events/event-types.ts';
 import type { WorkspaceStore } from '../tenancy/workspace.store.ts';
 import { PullRunner } from '../platform/pull-runner.ts';
@@ -143,7 +144,7 @@ export class DomainEvents {
           type,
           workspaceId: updated.owner_kind === 'partner' ? null : message.tenant,
           partnerId: updated.owner_kind === 'partner' ? message.tenant : (workspace?.partner_id ?? null),
-          data: { id: updated._id, hostname: updated.hostname, status, ...(error ?? {}) },
+          data: { id: updated._id, hostname: updated.hostname, status, ...(error ?? {}) } satisfies DomainEventData,
         },
         session,
       );

@@ -1,6 +1,7 @@
 // The Domains API contract (spec 4.2 GET/POST /domains, states of part 3, events of part 6): request and response
 // schemas, validated by the router and published in the OpenAPI document from this one declaration.
 import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum } from '../platform/schema.ts';
 
 const closed = { additionalProperties: false } as const;
 const Nullable = <T>(schema: Record<string, unknown>, description: string) =>
@@ -84,3 +85,16 @@ export const DomainListSchema = Type.Object(
   { ...closed, $id: 'DomainList' },
 );
 export type DomainList = Static<typeof DomainListSchema>;
+
+/** The `data` of `domain.pending_ssl`, `domain.activated` and `domain.error` deliveries (built in domain-events.ts). */
+export const DomainEventDataSchema = Type.Object(
+  {
+    id: Type.String(),
+    hostname: Type.String(),
+    status: StringEnum(DOMAIN_STATUSES, { description: '`pending_ssl`, `active` or `error`: the status the event reports' }),
+    reason: Type.Optional(Type.String({ description: '`domain.error` only: a short machine-readable cause' })),
+    message: Type.Optional(Type.String({ description: '`domain.error` only: what went wrong, for people' })),
+  },
+  { additionalProperties: false, $id: 'DomainEventData' },
+);
+export type DomainEventData = Static<typeof DomainEventDataSchema>;

@@ -82,7 +82,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], options: OpenApiOptio
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: `${options.serverUrl.replace(/\/+$/, '')}/v1` }],
-    tags: tags.map((name) => ({ name })),
+    tags: tags.map((name): JsonObject => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name })),
     paths,
     components: {
       schemas: schemas.sorted(),
@@ -103,6 +103,35 @@ export function buildOpenApi(routes: readonly RouteSpec[], options: OpenApiOptio
   };
 }
 
+/** What each tag of the route table groups, shown by reference renderers above its operations. */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Links: 'Short links: create (one or in bulk), read, update, delete, tags and folders, QR codes.',
+  Analytics: 'Clicks and conversions of a workspace: summary, time series, breakdowns, top links, the CSV export.',
+  Domains: 'Custom domains of a workspace: registration, DNS verification, certificates.',
+  Keys: 'The API key in use: its scopes and owner.',
+  Webhooks: 'Webhook endpoints, their signing secrets and signature scheme, the delivery log and test deliveries.',
+  Workspace: 'The workspace of the key: settings, plan and usage.',
+  Conversions: 'Conversions (sales, sign-ups) attributed to the click that led to them.',
+  Alerts: 'Alert rules on clicks, rotators, webhooks and domains, and their firings.',
+  Reports: 'Abuse reports about links, filed publicly and moderated by the workspace.',
+  'IP lists': 'Named lists of IP addresses and ranges that link rules match visitors against.',
+  Events: 'The log of events the webhooks deliver, readable by cursor.',
+  Partner: 'The partner behind a partner key.',
+  'Partner clients': 'Client workspaces of a partner: creation, plans, suspension, keys.',
+  'Partner plans': 'The plans a partner sells to its clients.',
+  'Partner billing': 'Client subscriptions, payments, refunds and payouts, and the processor events that drive them.',
+  'Partner domains': 'Custom domains a partner owns and lends to its clients.',
+  'Partner analytics': 'Analytics across the client workspaces of a partner.',
+  'Dashboard sessions': 'API access for the signed-in dashboard.',
+  Tools: 'The Model Context Protocol server exposing these operations as tools for AI assistants.',
+  Meta: 'This document.',
+};
+
+/** `link.created` → `onLinkCreated`: the operationId of an event's webhook entry. */
+function eventOperationId(type: string): string {
+  return `on${type.split(/[._]/).map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}`;
+}
+
 /** One POST per event type, as a receiver sees it (spec 6.2): the delivery envelope around the event's `data`. */
 function eventPayloads(events: readonly EventPayloadSpec[], schemas: SchemaComponents): Record<string, JsonObject> {
   return Object.fromEntries(
@@ -110,11 +139,30 @@ function eventPayloads(events: readonly EventPayloadSpec[], schemas: SchemaCompo
       event.type,
       {
         post: {
+          operationId: eventOperationId(event.type),
           summary: event.summary,
+          tags: ['Webhooks'],
+          // Sent by the platform to the receiver: no API key; the receiver authenticates the POST by its signature.
+          security: [],
           parameters: [
             { name: 'X-Service-Event', in: 'header', required: true, schema: { type: 'string', const: event.type } },
             { name: 'X-Service-Delivery', in: 'header', required: true, schema: { type: 'string' } },
-            { name: 'X-Service-Signature', in: 'header', required: true, description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`', schema: { type: 'string' } },
+            {
+              name: 'X-Service-Signature',
+              in: 'header',
+              required: false,
+              description: 'Endpoints with `signature_scheme: linkplane`: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`',
+              schema: { type: 'string' },
+            },
+            { name: 'webhook-id', in: 'header', required: false, description: 'Endpoints with `signature_scheme: standard` (Standard Webhooks): the delivery id', schema: { type: 'string' } },
+            { name: 'webhook-timestamp', in: 'header', required: false, description: 'Endpoints with `signature_scheme: standard`: unix seconds', schema: { type: 'string' } },
+            {
+              name: 'webhook-signature',
+              in: 'header',
+              required: false,
+              description: 'Endpoints with `signature_scheme: standard`: `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>">`, space-separated, one per live secret',
+              schema: { type: 'string' },
+            },
           ] as Json[],
           requestBody: {
             required: true,

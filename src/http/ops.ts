@@ -2,15 +2,16 @@ import type { Next } from 'koa';
 import type { Registry } from 'prom-client';
 import type { ApiContext } from './context.ts';
 import { renderErrorDocs } from './docs-page.ts';
+import { REFERENCE_PATH, REFERENCE_SCRIPT_PATH, serveReference } from './reference.ts';
 
 /** The paths `opsEndpoints` answers: a fixed set, so each may name its own metric series. */
-export const OPS_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics', '/docs/errors']);
+export const OPS_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics', '/docs/errors', REFERENCE_PATH, REFERENCE_SCRIPT_PATH]);
 
 export type ReadinessCheck = () => Promise<Record<string, boolean>>;
 
 /**
  * /healthz (the process is alive), /readyz (its dependencies answer: 503 otherwise, so Kubernetes stops routing
- * to it), /metrics, and on the api the error documentation every `doc_url` points into. Answered before
+ * to it), /metrics, and on the api the API reference (/docs) and the error documentation every `doc_url` points into. Answered before
  * authentication and routing; any other request passes straight through.
  */
 export function opsEndpoints(registry: Registry, ready: ReadinessCheck, options: { errorDocs?: boolean } = {}) {
@@ -37,6 +38,12 @@ export function opsEndpoints(registry: Registry, ready: ReadinessCheck, options:
         ctx.type = 'text/html; charset=utf-8';
         ctx.set('Cache-Control', 'public, max-age=3600');
         ctx.body = docs;
+        return Promise.resolve();
+      case REFERENCE_PATH:
+      case `${REFERENCE_PATH}/`:
+      case REFERENCE_SCRIPT_PATH:
+        // The API reference (reference.ts), served with the error documentation.
+        if (!docs || !serveReference(ctx)) return next() as Promise<void>;
         return Promise.resolve();
       default:
         return next() as Promise<void>;

@@ -300,6 +300,39 @@ export const LinkSchema = Type.Object(
 export type Link = Static<typeof LinkSchema>;
 
 
+/**
+ * The `data` of `link.created`, `link.updated` and `link.deleted` deliveries: the link's address, and for an update
+ * what changed. Every builder of these events is typed with it, and the OpenAPI `webhooks` section publishes it.
+ */
+export const LinkEventDataSchema = Type.Object(
+  {
+    id: Type.String(),
+    domain: Type.String({ description: 'The domain id (`default` for the shared domain)' }),
+    slug: Type.String(),
+    url: Type.String({ description: 'The destination' }),
+    changed: Type.Optional(Type.Array(Type.String(), { description: '`link.updated` only: the fields that changed' })),
+    ab_test: Type.Optional(
+      Type.Object(
+        {
+          winner_index: Type.Integer({ minimum: 0 }),
+          stopped_at: DateTime(),
+          samples: Type.Object(
+            { clicks: Type.Array(Type.Integer({ minimum: 0 })), conversions: Type.Array(Type.Integer({ minimum: 0 })) },
+            { ...closed, description: 'Per variant, in the order of `ab_test.variants`' },
+          ),
+        },
+        { ...closed, description: 'When an A/B test stopped with a winner (`changed: ["ab_test"]`)' },
+      ),
+    ),
+    moderation: Type.Optional(
+      Nullable(Type.Object({}, { additionalProperties: true }), { description: 'When an abuse report was resolved (`changed: ["moderation"]`): the link\'s moderation' }),
+    ),
+    report_id: Type.Optional(Type.String({ description: 'The abuse report that changed the moderation' })),
+  },
+  { ...closed, $id: 'LinkEventData' },
+);
+export type LinkEventData = Static<typeof LinkEventDataSchema>;
+
 export const LinkListSchema = Type.Object({ data: Type.Array(LinkSchema), pagination: PaginationSchema }, { ...closed, $id: 'LinkList' });
 export type LinkList = Static<typeof LinkListSchema>;
 

@@ -10,6 +10,7 @@ import type { EventType } from '../events/event-types.ts';
 import { decodeTimePosition, pageOf, timePosition } from '../http/cursor.ts';
 import { bodyValidator } from '../http/validation.ts';
 import type { LinkDoc, LinkStore } from './link.store.ts';
+import type { LinkEventData } from './link.schemas.ts';
 import type { QuotaStore } from './quota.store.ts';
 import type { LabelDoc, LabelStore } from './label.store.ts';
 import type { DomainDirectory } from './domains.ts';
@@ -283,7 +284,7 @@ export class LinkService {
     type: EventType,
     doc: LinkDoc,
     work: (session: ClientSession) => Promise<void>,
-    extra: Record<string, unknown> = {},
+    extra: Pick<LinkEventData, 'changed'> = {},
   ): Promise<void> {
     await inTransaction(this.d.client, async (session) => {
       await work(session);
@@ -315,8 +316,9 @@ export class LinkService {
 }
 
 /** The outbox row of a change to a link (link.created carries id, domain, slug and url: spec 6.1). */
-function eventOf(principal: WorkspacePrincipal, type: EventType, doc: LinkDoc, extra: Record<string, unknown> = {}): NewEvent {
-  return { type, workspaceId: doc.workspace_id, partnerId: principal.workspace.partner_id, data: { id: doc._id, domain: doc.domain, slug: doc.slug, url: doc.url, ...extra } };
+function eventOf(principal: WorkspacePrincipal, type: EventType, doc: LinkDoc, extra: Pick<LinkEventData, 'changed'> = {}): NewEvent {
+  const data = { id: doc._id, domain: doc.domain, slug: doc.slug, url: doc.url, ...extra } satisfies LinkEventData;
+  return { type, workspaceId: doc.workspace_id, partnerId: principal.workspace.partner_id, data };
 }
 
 /** A bulk item on its way to being written: its index in the call, and whether the client chose its slug. */

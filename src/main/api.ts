@@ -24,7 +24,7 @@ import { SubscriptionWriter } from '../partner/subscription.service.ts';
 import { BillingService } from '../partner/billing.service.ts';
 import { billingRoutes, BILLING_INGEST_PREFIX } from '../partner/billing.routes.ts';
 import { refuseInactiveWrites } from '../partner/inactive-guard.ts';
-import { PARTNER_EVENT_PAYLOADS } from '../partner/event-payloads.ts';
+import { EVENT_PAYLOADS } from './event-payloads.ts';
 import { partnerDomainRoutes } from '../partner/partner-domain.routes.ts';
 import { partnerAnalyticsRoutes } from '../partner/partner-analytics.routes.ts';
 import { keyRoutes } from '../keys/key.routes.ts';
@@ -247,7 +247,7 @@ export function buildApi(infra: Infra): ApiService {
   // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.
   routes.push(
     ...openApiRoutes(() =>
-      buildOpenApi(routes, { serverUrl: config.publicApiUrl, version: '1.0.0', idempotencyTtlHours: config.idempotencyTtlHours, events: PARTNER_EVENT_PAYLOADS }),
+      buildOpenApi(routes, { serverUrl: config.publicApiUrl, version: '1.0.0', idempotencyTtlHours: config.idempotencyTtlHours, events: EVENT_PAYLOADS }),
     ),
   );
   const v1 = new Router<ApiState>({ prefix: '/v1' });

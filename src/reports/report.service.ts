@@ -7,6 +7,7 @@ import type { RateLimiter } from '../platform/rate-limiter.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import type { EventStore } from '../events/event.store.ts';
 import type { LinkDoc, LinkModeration, LinkStore } from '../links/link.store.ts';
+import type { LinkEventData } from '../links/link.schemas.ts';
 import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
 import { decodeTimePosition, pageOf, timePosition, type Pagination } from '../http/cursor.ts';
 import type { ReportDoc, ReportStore } from './report.store.ts';
@@ -119,7 +120,7 @@ export class ReportService {
             type: 'link.updated',
             workspaceId,
             partnerId: principal.workspace.partner_id,
-            data: { id: link._id, domain: link.domain, slug: link.slug, url: link.url, changed: ['moderation'], moderation: moderationView(moderation), report_id: id },
+            data: { id: link._id, domain: link.domain, slug: link.slug, url: link.url, changed: ['moderation'], moderation: moderationView(moderation), report_id: id } satisfies LinkEventData,
           },
           session,
           now,

@@ -10,7 +10,8 @@ import type { Nats } from '../platform/nats.ts';
 import type { TargetOptions } from '../platform/outbound/ssrf.ts';
 import { outboundAgents, send, type OutboundAgents, type OutboundAnswer, type OutboundError } from '../platform/outbound/outbound.ts';
 import { signPayload, SIGNATURE_HEADER } from './signature.ts';
-import type { WebhookDoc, WebhookStore } from './webhook.store.ts';
+import { standardHeaders } from './standard-signature.ts';
+import { schemeOf, type WebhookDoc, type WebhookStore } from './webhook.store.ts';
 import type { WebhookDeliveryDoc, WebhookDeliveryStore } from './delivery.store.ts';
 import { RESPONSE_BODY_CAP_BYTES } from './webhook.schemas.ts';
 import type { DeliveryMessage } from './delivery-message.ts';
@@ -239,13 +240,17 @@ export class WebhookDelivery {
       created_at: new Date(message.event.created_at).toISOString(),
       data: message.event.data,
     });
+    // Signed at each attempt, in the endpoint's scheme as it is now: receivers refuse timestamps older than
+    // 5 minutes, and retries come hours later.
+    const timestamp = Math.floor(this.now().getTime() / 1000);
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       'User-Agent': USER_AGENT,
       'X-Service-Event': message.event.type,
       'X-Service-Delivery': message.delivery_id,
-      // Signed at each attempt: receivers refuse timestamps older than 5 minutes, and retries come hours later.
-      [SIGNATURE_HEADER]: signPayload(body, secrets, Math.floor(this.now().getTime() / 1000)),
+      ...(schemeOf(endpoint) === 'standard'
+        ? standardHeaders(message.delivery_id, body, secrets, timestamp)
+        : { [SIGNATURE_HEADER]: signPayload(body, secrets, timestamp) }),
     };
 
     const startedAt = this.now();

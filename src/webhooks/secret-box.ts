@@ -2,6 +2,8 @@
 // keys; they are encrypted with AES-256-GCM under a key derived from SECRET_KEY, which never sits in the database.
 // A copy of the `webhooks` collection alone (a backup, a dump) therefore reveals no secret.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { newStandardSecret } from './standard-signature.ts';
+import type { SignatureScheme } from './webhook.schemas.ts';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
@@ -37,7 +39,10 @@ export class SecretBox {
   }
 }
 
-/** `whsec_` and 32 random bytes: 256 bits, the HMAC-SHA256 key size. */
-export function newSigningSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
+/**
+ * `whsec_` and 32 random bytes: 256 bits, the HMAC-SHA256 key size. Base64url for our scheme (the HMAC key is the
+ * whole string, as Stripe's), standard base64 for Standard Webhooks (the key is the decoded bytes).
+ */
+export function newSigningSecret(scheme: SignatureScheme = 'linkplane'): string {
+  return scheme === 'standard' ? newStandardSecret() : `whsec_${randomBytes(32).toString('base64url')}`;
 }

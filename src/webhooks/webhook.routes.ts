@@ -9,6 +9,7 @@ import {
   WebhookListSchema,
   WebhookSchema,
   WebhookUpdateSchema,
+  WebhookUpdatedSchema,
   WebhookWithSecretSchema,
   MAX_ENDPOINTS_PER_TENANT,
 } from './webhook.schemas.ts';
@@ -22,8 +23,9 @@ const rotation = (graceHours: number) =>
   graceHours === 0
     ? 'The previous secret stops signing at once (WEBHOOK_SECRET_GRACE_HOURS is 0 on this deployment).'
     : `The previous secret keeps signing for a grace period of ${graceHours} h (WEBHOOK_SECRET_GRACE_HOURS, 24 by default): ` +
-      'during it every delivery carries two `v1=` values in X-Service-Signature, one per secret, so a receiver holding ' +
-      'either verifies it. A second rotation within the grace period retires the older secret at once.';
+      'during it every delivery carries two signatures, one per secret (two `v1=` values in X-Service-Signature, or two `v1,` ' +
+      'entries in `webhook-signature` for the `standard` scheme), so a receiver holding either verifies it. A second rotation ' +
+      'within the grace period retires the older secret at once. The new secret is in the format of the endpoint\'s signature scheme.';
 
 export function webhookRoutes(webhooks: WebhookService, graceHours: number): RouteSpec[] {
   return [
@@ -77,10 +79,12 @@ export function webhookRoutes(webhooks: WebhookService, graceHours: number): Rou
       operationId: 'updateWebhook',
       tag: 'Webhooks',
       summary: 'Update an endpoint; `{"status": "active"}` re-enables a failing one',
-      description: 'Re-enabling resets the failure streak. Events that occurred while the endpoint was failing are not replayed.',
+      description:
+        'Re-enabling resets the failure streak. Events that occurred while the endpoint was failing are not replayed. ' +
+        'Changing `signature_scheme` issues a new signing secret in that scheme\'s format, returned once in `secret`; the previous secret stops signing at once.',
       auth: write,
       body: WebhookUpdateSchema,
-      responses: [{ status: 200, description: 'The updated endpoint', schema: WebhookSchema }],
+      responses: [{ status: 200, description: 'The updated endpoint (with `secret` when the signature scheme changed)', schema: WebhookUpdatedSchema }],
       handler: async (ctx, { body, params }) => {
         ctx.body = await webhooks.update(tenant(ctx), params.id!, body);
       },

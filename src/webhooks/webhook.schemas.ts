@@ -26,9 +26,20 @@ const Events = Type.Array(EventTypeSchema, {
   uniqueItems: true,
   description: 'Event types to receive (spec 6.1); partner-only types need a partner key',
 });
+export const SIGNATURE_SCHEMES = ['linkplane', 'standard'] as const;
+export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
+const SchemeDoc =
+  'How deliveries are signed: `linkplane` (X-Service-Signature `t=…,v1=<hex>` over `t.body`, verifiable with Stripe\'s libraries) ' +
+  'or `standard` (Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>` over `id.timestamp.body`, ' +
+  'a `whsec_<base64>` secret). Changing it on an existing endpoint issues a new secret in that scheme\'s format';
+const Scheme = (options: SchemaOptions = {}) => Type.Unsafe<SignatureScheme>({ type: 'string', enum: [...SIGNATURE_SCHEMES], description: SchemeDoc, ...options });
+
 const Name = Type.String({ minLength: 1, maxLength: 100, description: 'A label for people' });
 
-export const WebhookCreateSchema = Type.Object({ url: TargetUrl, events: Events, name: Type.Optional(Name) }, { ...closed, $id: 'WebhookCreate' });
+export const WebhookCreateSchema = Type.Object(
+  { url: TargetUrl, events: Events, name: Type.Optional(Name), signature_scheme: Type.Optional(Scheme({ default: 'linkplane' })) },
+  { ...closed, $id: 'WebhookCreate' },
+);
 export type WebhookCreate = Static<typeof WebhookCreateSchema>;
 
 export const WebhookUpdateSchema = Type.Object(
@@ -36,6 +47,7 @@ export const WebhookUpdateSchema = Type.Object(
     url: Type.Optional(TargetUrl),
     events: Type.Optional(Events),
     name: Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'], minLength: 1, maxLength: 100, description: 'null clears it' })),
+    signature_scheme: Type.Optional(Scheme()),
     status: Type.Optional(
       Type.Unsafe<'active'>({
         type: 'string',
@@ -58,6 +70,7 @@ const webhookFields = {
     enum: ['active', 'failing'],
     description: '`failing` after the whole retry schedule failed: no new events until PATCHed back to `active`',
   }),
+  signature_scheme: Scheme(),
   created_at: DateTime(),
   updated_at: DateTime(),
   secret_rotated_at: NullableDateTime('Last rotation of the signing secret; null if never rotated'),
@@ -72,6 +85,16 @@ export const WebhookWithSecretSchema = Type.Object(
   { ...closed, $id: 'WebhookWithSecret' },
 );
 export type WebhookWithSecret = Static<typeof WebhookWithSecretSchema>;
+
+/** PATCH's answer: the endpoint, with its new secret when the change of `signature_scheme` issued one. */
+export const WebhookUpdatedSchema = Type.Object(
+  {
+    ...webhookFields,
+    secret: Type.Optional(Type.String({ description: 'Present only when `signature_scheme` changed: the new signing secret, shown only in this answer; the previous one stops signing at once' })),
+  },
+  { ...closed, $id: 'WebhookUpdated' },
+);
+export type WebhookUpdated = Static<typeof WebhookUpdatedSchema>;
 
 export const WebhookListSchema = Type.Object(
   {

@@ -6,7 +6,7 @@ import { PARTNER_ONLY_EVENTS, type EventType } from '../events/event-types.ts';
 import { decodeTimePosition, pageOf, timePosition, type Pagination } from '../http/cursor.ts';
 import { assertPublicTarget, type TargetOptions } from '../platform/outbound/ssrf.ts';
 import { newSigningSecret, type SecretBox } from './secret-box.ts';
-import type { WebhookChanges, WebhookDoc, WebhookStore, WebhookTenant } from './webhook.store.ts';
+import { schemeOf, type WebhookChanges, type WebhookDoc, type WebhookStore, type WebhookTenant } from './webhook.store.ts';
 import type { WebhookDeliveryDoc, WebhookDeliveryStore } from './delivery.store.ts';
 import {
   MAX_ENDPOINTS_PER_TENANT,
@@ -14,7 +14,9 @@ import {
   type WebhookCreate,
   type WebhookDelivery,
   type WebhookDeliveryListQuery,
+  type SignatureScheme,
   type WebhookUpdate,
+  type WebhookUpdated,
   type WebhookWithSecret,
 } from './webhook.schemas.ts';
 
@@ -51,8 +53,9 @@ export class WebhookService {
     await assertPublicTarget(input.url, this.d.targets);
     // Checked before writing for a clean refusal, and again after: two concurrent creates at 19 cannot both stay.
     if ((await this.d.webhooks.count(tenant)) >= MAX_ENDPOINTS_PER_TENANT) throw new QuotaExceededError('webhook endpoints', MAX_ENDPOINTS_PER_TENANT);
-    const secret = newSigningSecret();
-    const doc = newEndpointDoc(tenant, { url: input.url, events: input.events, name: input.name ?? null }, secret, this.d.box, this.now());
+    const scheme = input.signature_scheme ?? 'linkplane';
+    const secret = newSigningSecret(scheme);
+    const doc = newEndpointDoc(tenant, { url: input.url, events: input.events, name: input.name ?? null, signature_scheme: scheme }, secret, this.d.box, this.now());
     const id = doc._id;
     await this.d.webhooks.insert(doc);
     if ((await this.d.webhooks.count(tenant)) > MAX_ENDPOINTS_PER_TENANT) {
@@ -71,8 +74,8 @@ export class WebhookService {
     return this.view(await this.find(tenant, id));
   }
 
-  async update(tenant: WebhookTenant, id: string, patch: WebhookUpdate): Promise<Webhook> {
-    await this.find(tenant, id);
+  async update(tenant: WebhookTenant, id: string, patch: WebhookUpdate): Promise<WebhookUpdated> {
+    const existing = await this.find(tenant, id);
     if (patch.events) checkEvents(tenant, patch.events);
     if (patch.url !== undefined) await assertPublicTarget(patch.url, this.d.targets);
     const changes: WebhookChanges = {
@@ -82,10 +85,24 @@ export class WebhookService {
       // Re-enabling starts a clean slate; events missed while failing are not replayed (spec 3).
       ...(patch.status === 'active' ? { status: 'active' as const, failure_streak: 0 } : {}),
     };
-    const updated = await this.d.webhooks.update(tenant, id, { ...changes, updated_at: this.now() });
+    // Each scheme has its own secret format, so a change of scheme comes with a new secret, returned once. The old
+    // one stops at once: a receiver switching scheme switches its verification code, and its secret, with it.
+    const scheme = patch.signature_scheme !== undefined && patch.signature_scheme !== schemeOf(existing) ? patch.signature_scheme : null;
+    const secret = scheme === null ? null : newSigningSecret(scheme);
+    const now = this.now();
+    if (scheme !== null && secret !== null) {
+      Object.assign(changes, {
+        signature_scheme: scheme,
+        secret_enc: this.d.box.seal(secret, id),
+        previous_secret_enc: null,
+        previous_secret_expires_at: null,
+        secret_rotated_at: now,
+      } satisfies WebhookChanges);
+    }
+    const updated = await this.d.webhooks.update(tenant, id, { ...changes, updated_at: now });
     if (!updated) throw new NotFoundError('webhook endpoint');
     await this.changed(id);
-    return this.view(updated);
+    return secret === null ? this.view(updated) : { ...this.view(updated), secret };
   }
 
   async delete(tenant: WebhookTenant, id: string): Promise<void> {
@@ -100,7 +117,8 @@ export class WebhookService {
    */
   async rotateSecret(tenant: WebhookTenant, id: string): Promise<WebhookWithSecret> {
     const existing = await this.find(tenant, id);
-    const secret = newSigningSecret();
+    // In the endpoint's scheme's format; the previous secret is of the same scheme, so both sign during the grace.
+    const secret = newSigningSecret(schemeOf(existing));
     const now = this.now();
     // A secret sealed under a former SECRET_KEY cannot sign any more: rotating is how an operator recovers from
     // that, so such a secret is dropped rather than carried into the grace period.
@@ -162,6 +180,7 @@ export class WebhookService {
       events: doc.events,
       name: doc.name,
       status: doc.status,
+      signature_scheme: schemeOf(doc),
       created_at: doc.created_at.toISOString(),
       updated_at: doc.updated_at.toISOString(),
       secret_rotated_at: doc.secret_rotated_at?.toISOString() ?? null,
@@ -195,7 +214,7 @@ function deliveryView(doc: WebhookDeliveryDoc): WebhookDelivery {
 /** A new, active endpoint owned by `tenant`, its signing secret sealed under the endpoint id. */
 export function newEndpointDoc(
   tenant: WebhookTenant,
-  fields: { url: string; events: EventType[]; name: string | null },
+  fields: { url: string; events: EventType[]; name: string | null; signature_scheme?: SignatureScheme },
   secret: string,
   box: SecretBox,
   now: Date,

@@ -1,5 +1,6 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import type { EventType } from '../events/event-types.ts';
+import type { SignatureScheme } from './webhook.schemas.ts';
 
 /** Who owns an endpoint: a workspace (workspace key) or a partner (partner key), never both. */
 export type WebhookTenant = { kind: 'workspace'; id: string } | { kind: 'partner'; id: string };
@@ -13,6 +14,8 @@ export interface WebhookDoc {
   events: EventType[];
   name: string | null;
   status: 'active' | 'failing';
+  /** How deliveries are signed; absent on endpoints created before schemes existed, which sign with `linkplane`. */
+  signature_scheme?: SignatureScheme;
   /** The signing secret sealed by SecretBox (AES-256-GCM), never the secret itself. */
   secret_enc: string;
   /** The secret before the last rotation, still signing until previous_secret_expires_at. */
@@ -25,9 +28,14 @@ export interface WebhookDoc {
   secret_rotated_at: Date | null;
 }
 
-export type WebhookChanges = Partial<Pick<WebhookDoc, 'url' | 'events' | 'name' | 'status' | 'failure_streak' | 'secret_enc' | 'previous_secret_enc' | 'previous_secret_expires_at' | 'secret_rotated_at' | 'updated_at'>>;
+export type WebhookChanges = Partial<Pick<WebhookDoc, 'url' | 'events' | 'name' | 'status' | 'signature_scheme' | 'failure_streak' | 'secret_enc' | 'previous_secret_enc' | 'previous_secret_expires_at' | 'secret_rotated_at' | 'updated_at'>>;
 
 /** The tenant condition every query carries: another tenant's endpoint is indistinguishable from a missing one. */
+/** The scheme an endpoint signs with. */
+export function schemeOf(doc: Pick<WebhookDoc, 'signature_scheme'>): SignatureScheme {
+  return doc.signature_scheme ?? 'linkplane';
+}
+
 export function tenantFilter(tenant: WebhookTenant): { tenant_kind: 'workspace'; workspace_id: string } | { tenant_kind: 'partner'; partner_id: string } {
   return tenant.kind === 'workspace' ? { tenant_kind: 'workspace', workspace_id: tenant.id } : { tenant_kind: 'partner', partner_id: tenant.id };
 }

@@ -36,6 +36,7 @@ describe('Dashboard shell', function () {
     }
     expect(await nav.getByRole('link', { name: 'Links', exact: true }).getAttribute('aria-current')).to.equal('page');
     expect(await page.getByText('Olive Owner').isVisible()).to.equal(true);
+    expect(await page.getByRole('link', { name: 'API reference', exact: true }).getAttribute('href'), 'the API reference, served by the api').to.equal('/docs');
     await page.context().close();
   });
 

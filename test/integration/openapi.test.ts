@@ -1,4 +1,5 @@
-import { PARTNER_EVENT_PAYLOADS } from '../../src/partner/event-payloads.ts';
+import { EVENT_PAYLOADS } from '../../src/main/event-payloads.ts';
+import { EVENT_TYPES } from '../../src/events/event-types.ts';
 import { expect } from 'chai';
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -20,7 +21,7 @@ import { ALL_SCOPES } from '../../src/tenancy/scopes.ts';
 
 // ajv-formats is CommonJS with a default export; under NodeNext its callable sits on `.default`.
 const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv2020) => Ajv2020 };
-const OPTIONS = { serverUrl: 'http://api.example.test', version: '1.2.3', idempotencyTtlHours: 24, events: PARTNER_EVENT_PAYLOADS };
+const OPTIONS = { serverUrl: 'http://api.example.test', version: '1.2.3', idempotencyTtlHours: 24, events: EVENT_PAYLOADS };
 
 /** Follows a local `$ref` (`#/components/...`) through the document; undefined when it leads nowhere. */
 function resolvePointer(doc: OpenApiDocument, ref: string): Json | undefined {
@@ -159,6 +160,34 @@ describe('OpenAPI document (spec part 9)', () => {
       }
       const operations = Object.values(doc.paths).flatMap((item) => Object.values(item));
       expect(operations).to.have.length(running.api.routes.length);
+    });
+
+    it('lists every event type of the catalogue under webhooks, with its operationId, no API key and its payload schema', () => {
+      expect(Object.keys(doc.webhooks ?? {}).sort()).to.deep.equal([...EVENT_TYPES].sort());
+      const operationIds = new Set<string>();
+      for (const type of EVENT_TYPES) {
+        const post = doc.webhooks![type]!.post as JsonObject;
+        expect(post.operationId, type).to.be.a('string');
+        operationIds.add(post.operationId as string);
+        expect(post.security, type).to.deep.equal([]);
+        expect(post.tags).to.deep.equal(['Webhooks']);
+        const body = ((post.requestBody as JsonObject).content as JsonObject)['application/json'] as JsonObject;
+        const properties = (body.schema as JsonObject).properties as JsonObject;
+        expect((properties.type as JsonObject).const).to.equal(type);
+        const data = properties.data as JsonObject;
+        const ref = data.$ref as string;
+        expect(ref, `${type} data is a component`).to.match(/^#\/components\/schemas\//);
+        expect(doc.components.schemas[ref.split('/').pop()!], ref).to.be.an('object');
+      }
+      expect(operationIds.size, 'operationIds are unique').to.equal(EVENT_TYPES.length);
+      const dataOf = (type: string) => ((((doc.webhooks![type]!.post as JsonObject).requestBody as JsonObject).content as JsonObject)['application/json'] as JsonObject);
+      expect(JSON.stringify(dataOf('link.created'))).to.contain('LinkEventData');
+      expect(JSON.stringify(dataOf('conversion.created'))).to.contain('"#/components/schemas/Conversion"');
+      expect(JSON.stringify(dataOf('alert.fired'))).to.contain('AlertFiring');
+    });
+
+    it('describes every tag', () => {
+      for (const tag of doc.tags) expect(tag.description, tag.name as string).to.be.a('string').and.not.equal('');
     });
 
     it('resolves every $ref and makes each response schema with a $id a component, nested ones too', () => {

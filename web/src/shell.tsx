@@ -54,6 +54,11 @@ export function Shell({ children }: { children: ComponentChildren }) {
             })}
           </ul>
           <ul class="user-menu">
+            <li>
+              <a href="/docs" target="_blank" rel="noopener">
+                API reference
+              </a>
+            </li>
             <li class="user-name" title={session.user.email}>
               {session.user.name || session.user.email}
             </li>
