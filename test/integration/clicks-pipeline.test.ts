@@ -164,7 +164,13 @@ describe('click capture and ingestion (real NATS, MongoDB protocol)', function (
       for (let i = 0; i < 4; i++) publisher.record(aClick({ slug: `late${i}`, ts: late }));
       publisher.record(aClick({ slug: 'fresh' }));
       await until(async () => (await store.clicks.countDocuments()) === 5 || false, 20_000, '5 clicks stored');
-      const values = (await registry.getSingleMetric('linkplane_click_ingest_lag_seconds')!.get()).values as Array<{ metricName?: string; labels: Record<string, unknown>; value: number }>;
+      type Sample = { metricName?: string; labels: Record<string, unknown>; value: number };
+      const samples = async () => (await registry.getSingleMetric('linkplane_click_ingest_lag_seconds')!.get()).values as Sample[];
+      // A click is observed once counted, after it is stored: wait for the five observations, not only the five clicks.
+      const values = await until(async () => {
+        const now = await samples();
+        return now.find((v) => v.metricName?.endsWith('_count'))?.value === 5 ? now : false;
+      }, 20_000, '5 lags observed');
       const bucket = (le: number) => values.find((v) => v.metricName?.endsWith('_bucket') && v.labels.le === le)?.value;
       expect(bucket(30), 'the fresh click only').to.equal(1);
       expect(bucket(120), 'and the four 90 s late').to.equal(5);
