@@ -85,9 +85,13 @@ export function mcpRoutes(routes: () => readonly RouteSpec[], options: { logger:
         '`Accept: application/json, text/event-stream`; answers are JSON. Stateless: no `Mcp-Session-Id`, GET and DELETE are 405. ' +
         'The key needs `tools:read`, and `tools:write` to call a tool that changes something; each tool then needs the scope of its ' +
         'operation, and a refusal is a tool error carrying the API error code (`insufficient_scope`, `validation_failed`, ...). ' +
-        'Every keyed operation of this document is a tool named after its operationId in snake_case (`createLink` → `create_link`), ' +
-        'with the operation’s own request schemas as its input schema: the body itself, or the query itself, or path parameters ' +
-        'beside `query` and `body`. Tool results carry the JSON answer as text and as structured content; QR codes as images. ' +
+        'Every keyed operation of this document is a tool named `linkplane_` + its operationId in snake_case (`createLink` → ' +
+        '`linkplane_create_link`; the unprefixed name is still accepted by `tools/call`, not listed), with the operation’s own ' +
+        'request schemas as its input schema: the body itself, or the query itself, or path parameters beside `query` and `body`. ' +
+        '`tools/list` shows only the tools the key’s kind and scopes allow (a tool that changes something only with `tools:write`). ' +
+        'A tool whose operation declares a JSON object answer publishes that schema as its `outputSchema`; results carry the JSON ' +
+        'answer as text and, when it is an object, as `structuredContent`; QR codes as images. A tool error carries the error ' +
+        'envelope as text. ' +
         'A request the transport refuses is answered in the error envelope like any other: 406 `invalid_request` without that ' +
         'Accept, 400 `invalid_request` for a body that is not a JSON-RPC message or an unsupported `MCP-Protocol-Version`. ' +
         'A `tools/call` whose `params.name` is missing or names no tool of the key, or whose `arguments` is not an object, ' +
