@@ -9,7 +9,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { ErrorCode, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { route, type RouteSpec } from '../http/route-table.ts';
-import { authorize, principalOf } from '../http/auth.ts';
+import { authorize, principalOf, type Requirement } from '../http/auth.ts';
 import { bodyOf } from '../http/body.ts';
 import type { ChargeMore } from '../http/gate.ts';
 import { AppError, ConflictError, ForbiddenError, InvalidRequestError, NotFoundError, ProtocolRefusalError } from '../platform/errors.ts';
@@ -35,16 +35,22 @@ export function mcpRoutes(routes: () => readonly RouteSpec[], options: { logger:
 
   function serverFor(principal: Principal): Server {
     const server = new Server({ name: 'linkplane', version: options.version }, { capabilities: { tools: {} } });
-    // A key sees the tools of its kind (workspace or partner); scopes are checked on the call, which names the missing one.
+    // A key can call the tools of its kind (workspace or partner); a call it lacks a scope for is refused naming the
+    // missing scope. It is shown only the tools it may call: its kind, the operation's scope, and tools:write for a
+    // tool that changes something (a read-only key sees no write tool).
     const usable = () => toolTable().filter((t) => t.route.auth!.kind === 'any' || t.route.auth!.kind === principal.kind);
+    const permits = (tool: Tool) => allows(principal, tool.route.auth!) && (tool.readOnly || allows(principal, change));
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: usable().map((t) => ({
-        name: t.name,
-        title: t.title,
-        description: t.description,
-        inputSchema: t.inputSchema as { type: 'object' },
-        annotations: { readOnlyHint: t.readOnly, destructiveHint: t.route.method === 'DELETE', idempotentHint: t.route.method !== 'POST' },
-      })),
+      tools: usable()
+        .filter(permits)
+        .map((t) => ({
+          name: t.name,
+          title: t.title,
+          description: t.description,
+          inputSchema: t.inputSchema as { type: 'object' },
+          ...(t.outputSchema ? { outputSchema: t.outputSchema as { type: 'object' } } : {}),
+          annotations: { readOnlyHint: t.readOnly, destructiveHint: t.route.method === 'DELETE', idempotentHint: t.route.method !== 'POST' },
+        })),
     }));
     // tools/call is answered by the fallback handler rather than a registered one: the SDK checks a registered
     // handler's parameters with its own schema first and answers a mismatch with the schema library's dump
@@ -52,11 +58,12 @@ export function mcpRoutes(routes: () => readonly RouteSpec[], options: { logger:
     server.fallbackRequestHandler = async (request): Promise<CallToolResult> => {
       if (request.method !== 'tools/call') throw new RpcError(METHOD_NOT_FOUND, 'Method not found');
       const { name, args } = toolCallParams(request.params);
-      const tool = usable().find((t) => t.name === name);
+      // The names before the `linkplane_` prefix (`create_link`) are still answered, for hosts configured with them; only the prefixed ones are listed.
+      const tool = usable().find((t) => t.name === name) ?? usable().find((t) => t.legacyName === name);
       if (!tool) throw new RpcError(INVALID_PARAMS, `There is no tool "${name}" for this key; tools/list names them.`);
       try {
         if (!tool.readOnly) authorize(principal, change);
-        return success(await tool.call(principal, args));
+        return success(await tool.call(principal, args), tool.outputSchema !== undefined);
       } catch (error) {
         if (error instanceof AppError) return failure(error.code, error.message, error.details);
         options.logger.error({ err: error, tool: tool.name }, 'tool call failed');
@@ -78,9 +85,13 @@ export function mcpRoutes(routes: () => readonly RouteSpec[], options: { logger:
         '`Accept: application/json, text/event-stream`; answers are JSON. Stateless: no `Mcp-Session-Id`, GET and DELETE are 405. ' +
         'The key needs `tools:read`, and `tools:write` to call a tool that changes something; each tool then needs the scope of its ' +
         'operation, and a refusal is a tool error carrying the API error code (`insufficient_scope`, `validation_failed`, ...). ' +
-        'Every keyed operation of this document is a tool named after its operationId in snake_case (`createLink` → `create_link`), ' +
-        'with the operation’s own request schemas as its input schema: the body itself, or the query itself, or path parameters ' +
-        'beside `query` and `body`. Tool results carry the JSON answer as text and as structured content; QR codes as images. ' +
+        'Every keyed operation of this document is a tool named `linkplane_` + its operationId in snake_case (`createLink` → ' +
+        '`linkplane_create_link`; the unprefixed name is still accepted by `tools/call`, not listed), with the operation’s own ' +
+        'request schemas as its input schema: the body itself, or the query itself, or path parameters beside `query` and `body`. ' +
+        '`tools/list` shows only the tools the key’s kind and scopes allow (a tool that changes something only with `tools:write`). ' +
+        'A tool whose operation declares a JSON object answer publishes that schema as its `outputSchema`; results carry the JSON ' +
+        'answer as text and, when it is an object, as `structuredContent`; QR codes as images. A tool error carries the error ' +
+        'envelope as text. ' +
         'A request the transport refuses is answered in the error envelope like any other: 406 `invalid_request` without that ' +
         'Accept, 400 `invalid_request` for a body that is not a JSON-RPC message or an unsupported `MCP-Protocol-Version`. ' +
         'A `tools/call` whose `params.name` is missing or names no tool of the key, or whose `arguments` is not an object, ' +
@@ -148,11 +159,28 @@ export async function refusalOf(answer: Response): Promise<Error> {
   return new ProtocolRefusalError(answer.status, why);
 }
 
-function success(output: ToolOutput): CallToolResult {
+/** Whether the key meets a requirement: the same check a call is held to. */
+function allows(principal: Principal, requirement: Requirement): boolean {
+  try {
+    authorize(principal, requirement);
+    return true;
+  } catch (error) {
+    if (error instanceof AppError) return false;
+    throw error;
+  }
+}
+
+/**
+ * A tool's result: JSON as text and, when it is an object, as structured content too (MCP 2025-06-18), which is what
+ * a tool with an output schema must answer; an image, or text.
+ */
+function success(output: ToolOutput, typed = false): CallToolResult {
   switch (output.kind) {
     case 'json': {
       const value = output.value ?? { status: output.status };
-      const structured = typeof value === 'object' && !Array.isArray(value) ? { structuredContent: value as Record<string, unknown> } : {};
+      const isObject = typeof value === 'object' && !Array.isArray(value);
+      if (typed && !isObject) throw new Error('A tool with an output schema answered JSON that is not an object.');
+      const structured = isObject ? { structuredContent: value as Record<string, unknown> } : {};
       return { content: [{ type: 'text', text: JSON.stringify(value) }], ...structured };
     }
     case 'image':
@@ -162,9 +190,13 @@ function success(output: ToolOutput): CallToolResult {
   }
 }
 
+/**
+ * A refused call: the API's error envelope as text. No structured content: that is the success shape of the tool's
+ * output schema, and clients (the official SDK's among them) check any structured content against it, errors too.
+ */
 function failure(code: string, message: string, details?: Array<{ path: string; message: string }>): CallToolResult {
   const error = { code, message, ...(details ? { details } : {}) };
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }) }], structuredContent: { error } };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }) }] };
 }
 
 const METHOD_NOT_FOUND: number = ErrorCode.MethodNotFound;

@@ -18,10 +18,15 @@ export type ToolOutput =
   | { kind: 'text'; status: number; mimeType: string; text: string };
 
 export interface Tool {
+  /** `linkplane_` + the operationId in snake_case: what tools/list shows. */
   name: string;
+  /** The name before the prefix (`create_link`), still accepted by tools/call for hosts configured with it. */
+  legacyName: string;
   title: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** The JSON Schema of the structured content of a successful call, when the route declares one (an object). */
+  outputSchema?: Record<string, unknown>;
   route: RouteSpec;
   readOnly: boolean;
   call(principal: Principal, args: Record<string, unknown>): Promise<ToolOutput>;
@@ -30,9 +35,17 @@ export interface Tool {
 /** Streamed answers (CSV exports) are read into the tool result up to this size. */
 const MAX_TEXT_BYTES = 1_048_576;
 
+/** Tool names carry the product's prefix, so that they do not clash with another server's in the same host. */
+export const TOOL_PREFIX = 'linkplane_';
+
 /** `createLink` → `create_link`. */
-export function toolName(operationId: string): string {
+export function snakeName(operationId: string): string {
   return operationId.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+}
+
+/** `createLink` → `linkplane_create_link`. */
+export function toolName(operationId: string): string {
+  return TOOL_PREFIX + snakeName(operationId);
 }
 
 /** A JSON-only copy: no TypeBox symbols, no `$id` (a tool schema stands alone). */
@@ -77,6 +90,20 @@ function inputShape(route: RouteSpec): InputShape {
   };
 }
 
+/**
+ * The output schema: the route's 2xx JSON response schema, when it declares one and every 2xx answer has one (a
+ * tool that declares an output schema must answer structured content that matches it). MCP requires an object at
+ * the root; a route with several distinct 2xx schemas gets their `anyOf` under that object.
+ */
+function outputSchemaOf(route: RouteSpec): Record<string, unknown> | undefined {
+  const successes = route.responses.filter((r) => r.status >= 200 && r.status < 300);
+  if (successes.length === 0) return undefined;
+  if (successes.some((r) => !r.schema || (r.contentType !== undefined && r.contentType !== 'application/json'))) return undefined;
+  const schemas = [...new Map(successes.map((r) => [JSON.stringify(plain(r.schema!)), plain(r.schema!)])).values()];
+  if (schemas.some((s) => s.type !== 'object')) return undefined;
+  return schemas.length === 1 ? schemas[0] : { type: 'object', anyOf: schemas };
+}
+
 /** The tools of a route table: every keyed JSON operation, minus the ones listed in `exclude` (operationIds). */
 export function toolsOf(routes: readonly RouteSpec[], exclude: ReadonlySet<string>): Tool[] {
   const tools: Tool[] = [];
@@ -88,11 +115,14 @@ export function toolsOf(routes: readonly RouteSpec[], exclude: ReadonlySet<strin
     const validateBody: Validator<unknown> | null = route.body ? bodyValidator(route.body) : null;
     const readOnly = route.method === 'GET';
     const requirement = route.auth;
+    const outputSchema = outputSchemaOf(route);
     tools.push({
       name: toolName(route.operationId),
+      legacyName: snakeName(route.operationId),
       title: route.summary,
       description: `${route.summary}.${route.description ? ` ${route.description}` : ''} (REST: ${route.method} /v1${route.path.replace(/:([A-Za-z_]+)/g, '{$1}')}; scope ${requirement.scope ?? 'none'}.)`,
       inputSchema: shape.schema,
+      ...(outputSchema ? { outputSchema } : {}),
       route,
       readOnly,
       async call(principal, args) {

@@ -44,7 +44,7 @@ describe('MCP transport over raw HTTP: batches, replays, invalid params', functi
 
   it('counts each tools/call of a batch against the key’s window, and refuses a batch the window cannot hold without running any of it', async () => {
     const { key, workspaceId } = await aKey(30);
-    const batch = Array.from({ length: 20 }, (_, i) => toolCall(i + 1, 'create_link', { url: `https://example.com/${i}` }));
+    const batch = Array.from({ length: 20 }, (_, i) => toolCall(i + 1, 'linkplane_create_link', { url: `https://example.com/${i}` }));
     const first = await send(key, batch);
     expect(first.status, await first.clone().text()).to.equal(200);
     expect(first.headers.get('x-ratelimit-limit')).to.equal('30');
@@ -73,7 +73,7 @@ describe('MCP transport over raw HTTP: batches, replays, invalid params', functi
 
   it('replays an idempotent MCP request as the same JSON-RPC object, not as a JSON string of it', async () => {
     const { key } = await aKey();
-    const message = toolCall(1, 'create_link', { url: 'https://example.com/once' });
+    const message = toolCall(1, 'linkplane_create_link', { url: 'https://example.com/once' });
     const first = await send(key, message, { 'Idempotency-Key': 'mcp-once' });
     expect(first.status).to.equal(200);
     const firstBody = (await first.json()) as Json;
@@ -88,8 +88,8 @@ describe('MCP transport over raw HTTP: batches, replays, invalid params', functi
   it('answers arguments: null and an unknown tool with JSON-RPC -32602 invalid params, in words rather than a schema dump', async () => {
     const { key } = await aKey();
     for (const [message, says] of [
-      [toolCall(5, 'create_link', null), /arguments/],
-      [toolCall(6, 'create_link', [1, 2]), /arguments/],
+      [toolCall(5, 'linkplane_create_link', null), /arguments/],
+      [toolCall(6, 'linkplane_create_link', [1, 2]), /arguments/],
       [toolCall(7, 'no_such_tool', {}), /no_such_tool/],
       [{ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { arguments: {} } }, /name/],
       [{ jsonrpc: '2.0', id: 9, method: 'tools/call' }, /name/],
