@@ -15,6 +15,8 @@ export interface CommandHelp {
   examples: string[];
   /** Where it works: the database or the API. */
   env: 'db' | 'api' | 'none';
+  /** Flags it cannot run without, checked before anything is reached. */
+  required?: string[];
 }
 
 export const COMMANDS: CommandHelp[] = [
@@ -31,6 +33,7 @@ export const COMMANDS: CommandHelp[] = [
     args: 0,
     examples: ['linkplane workspace create --name Acme --plan pro', 'linkplane workspace create --name Client --partner ptr_… --email owner@client.example'],
     env: 'db',
+    required: ['name'],
   },
   {
     name: 'partner create',
@@ -43,6 +46,7 @@ export const COMMANDS: CommandHelp[] = [
     args: 0,
     examples: ['linkplane partner create --name Agency --email ops@agency.example'],
     env: 'db',
+    required: ['name'],
   },
   {
     name: 'user create',
@@ -59,6 +63,7 @@ export const COMMANDS: CommandHelp[] = [
     args: 0,
     examples: ['linkplane user create --email ada@acme.example --workspace ws_…', 'linkplane user create --email bob@acme.example --workspace ws_… --role member --password "a long passphrase"'],
     env: 'db',
+    required: ['email'],
   },
   {
     name: 'key create',
@@ -74,6 +79,7 @@ export const COMMANDS: CommandHelp[] = [
     args: 0,
     examples: ['linkplane key create --workspace ws_… --scopes links:read,links:write --name ci', 'linkplane key create --partner ptr_… --scopes all --expires-at 2027-01-01T00:00:00Z'],
     env: 'db',
+    required: ['scopes'],
   },
   {
     name: 'key list',

@@ -149,6 +149,8 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   const allowed = new Set(flagNames(command));
   const given = Object.keys(values).filter((flag) => !allowed.has(flag));
   if (given.length > 0) throw new UsageError(`\`linkplane ${command.name}\` takes no --${given[0]} flag`, hintFor(command));
+  const missing = (command.required ?? []).find((flag) => values[flag as keyof typeof values] === undefined || values[flag as keyof typeof values] === '');
+  if (missing) throw new UsageError(`missing --${missing}`, hintFor(command));
   const extra = positionals.slice(command.name.split(' ').length + command.args);
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}" for \`linkplane ${command.name}\``, hintFor(command));
   try {

@@ -109,6 +109,9 @@ describe('linkplane CLI conventions', function () {
     expectUsageError(badFormat, /--format must be csv or jsonl, not "xml"/, 'Run `linkplane export --help` for its usage.');
     expectUsageError(noSource, /missing <source>/, 'Run `linkplane import --help` for its usage.');
     expectUsageError(none, /missing <command>/, 'Run `linkplane help` to see the commands.');
+    // Checked before the database is reached: this one is not.
+    const noName = await cli(['workspace', 'create', '--plan', 'pro'], { MONGODB_URI: 'mongodb://127.0.0.1:9/?directConnection=true' });
+    expectUsageError(noName, /^linkplane: missing --name$/, 'Run `linkplane workspace create --help` for its usage.');
     const noKey = await cli(['export']);
     expectUsageError(noKey, /LINKPLANE_API_KEY must hold an API key with links:read/, 'Run `linkplane export --help` for its usage.');
   });
