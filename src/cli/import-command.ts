@@ -3,6 +3,9 @@
 // progress, then each row error, then the job as it ended). Exit code 0 when the job succeeded, 1 otherwise.
 import { readFile } from 'node:fs/promises';
 import { SOURCE_KINDS } from '../imports/source.ts';
+import { ApiClient, ApiRefusal, apiBase } from './api-client.ts';
+
+export { ApiRefusal };
 
 export const IMPORT_USAGE = `  import <source> [--token T] [--base-url URL] [--file PATH] [--param NAME=VALUE ...] [--dry-run]
          [--domains create|default] [--on-slug-clash error|suffix] [--no-wait]
@@ -44,20 +47,10 @@ interface Job {
 /** Thrown for a refused command line; the caller prints it with the usage. */
 export class ImportUsageError extends Error {}
 
-/** An answer of the API in its error envelope. */
-export class ApiRefusal extends Error {
-  readonly body: unknown;
-  constructor(status: number, body: unknown) {
-    super(`the API answered ${status}`);
-    this.body = body;
-  }
-}
-
 export async function runImport(source: string | undefined, flags: ImportFlags, io: ImportIo): Promise<number> {
   if (!source) throw new ImportUsageError('missing <source>');
   const key = io.env.LINKPLANE_API_KEY;
   if (!key) throw new ImportUsageError('LINKPLANE_API_KEY must hold an API key with links:write');
-  const base = (io.env.LINKPLANE_API_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '');
   const params: Record<string, string> = {};
   for (const pair of flags.param ?? []) {
     const at = pair.indexOf('=');
@@ -74,17 +67,8 @@ export async function runImport(source: string | undefined, flags: ImportFlags, 
     ...(flags.domains !== undefined ? { domains: flags.domains } : {}),
     ...(flags['on-slug-clash'] !== undefined ? { on_slug_clash: flags['on-slug-clash'] } : {}),
   };
-  const api = async (method: string, path: string, payload?: unknown): Promise<unknown> => {
-    const res = await fetch(`${base}/v1${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${key}`, ...(payload === undefined ? {} : { 'Content-Type': 'application/json' }) },
-      ...(payload === undefined ? {} : { body: JSON.stringify(payload) }),
-    });
-    const text = await res.text();
-    const json: unknown = text === '' ? null : JSON.parse(text);
-    if (!res.ok) throw new ApiRefusal(res.status, json);
-    return json;
-  };
+  const client = new ApiClient(apiBase(io.env), key);
+  const api = (method: string, path: string, payload?: unknown): Promise<unknown> => client.json(method, path, payload);
 
   let job = (await api('POST', '/imports', body)) as Job;
   const view = io.tty ? new Bar(io.write) : new Lines(io.write);

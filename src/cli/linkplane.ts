@@ -1,6 +1,11 @@
 // `linkplane`: tenancy administration against the same MongoDB as the processes (MONGODB_URI; by default the
-// all-in-one's devdb on 127.0.0.1:27017). Every command prints JSON on stdout; errors print a JSON envelope on
-// stderr and exit non-zero (2 for a usage error).
+// all-in-one's devdb on 127.0.0.1:27017), and import/export through a running Linkplane's API. Every command prints
+// JSON on stdout; a refusal prints a JSON envelope on stderr and exits 1, an unreachable database or API a sentence
+// and exits 1, a mistake on the command line a one-line error and a hint and exits 2. `--help`, `help [command]` and
+// `--version` print on stdout and exit 0.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { connect } from '@nats-io/transport-node';
@@ -24,30 +29,23 @@ import { rebuildRollups } from '../analytics/rebuild.ts';
 import { UserStore } from '../tenancy/user.store.ts';
 import { MembershipStore, type Role } from '../tenancy/membership.store.ts';
 import { createUser, generatePassword, grant } from '../users/accounts.ts';
-import { ApiRefusal, IMPORT_USAGE, ImportUsageError, runImport } from './import-command.ts';
+import { ApiRefusal, ImportUsageError, runImport } from './import-command.ts';
+import { ApiUnreachable } from './api-client.ts';
+import { ExportUsageError, runExport } from './export-command.ts';
+import { commandHelp, commandsUnder, findCommand, flagNames, generalHelp, groupHelp, type CommandHelp } from './commands.ts';
 
-const USAGE = `linkplane <command>
+/** A mistake on the command line: printed as one line, with a hint to the help that would have avoided it. */
+class UsageError extends Error {
+  hint: string | null;
+  constructor(message: string, hint: string | null = null) {
+    super(message);
+    this.hint = hint;
+  }
+}
 
-  workspace create --name N [--plan free|pro|business|enterprise] [--partner ID] [--email ADDR]
-  partner create --name N [--email ADDR]
-                        --email: the owner's address, e-mailed when a webhook endpoint turns failing
-  user create --email ADDR [--name N] [--password P] [--workspace ID] [--partner ID] [--role owner|member]
-                        a dashboard account (a password is generated and shown once unless given), made
-                        --role (default owner) of the workspace and/or partner named
-  key create (--workspace ID | --partner ID) --scopes LIST|all [--expires-at ISO] [--name N]
-  key list [--workspace ID | --partner ID]
-  key revoke ID
-  key scopes            every scope name
-  plans                 the plans, their limits and capabilities
-  analytics rebuild [--workspace ID] [--full]
-                        roll up raw clicks not yet in the analytics rollups (idempotent; safe while workers run);
-                        --full: first empty the rollups and recount every raw click still kept (stop the workers first)
-${IMPORT_USAGE}
+/** A failure at run time that is not a refusal (the database or the API cannot be reached): a sentence, exit 1. */
+class Failure extends Error {}
 
-Environment: MONGODB_URI (default mongodb://127.0.0.1:27017/?directConnection=true), MONGODB_DB (linkplane),
-NATS_URL (nats://127.0.0.1:4222) and NATS_PREFIX, to broadcast a revocation to running processes.`;
-
-class UsageError extends Error {}
 
 /** The API's own error envelope, printed as it came. */
 class ApiAnswer extends Error {
@@ -65,36 +63,116 @@ interface Io {
   tty?: boolean;
   /** Raw text to stdout (progress). */
   write?: (text: string) => void;
+  /** Raw text to stderr, and whether it is a terminal (the export's progress line). */
+  writeErr?: (text: string) => void;
+  stderrTty?: boolean;
+}
+
+const GLOBAL_HINT = 'Run `linkplane help` to see the commands.';
+const hintFor = (command: CommandHelp): string => `Run \`linkplane ${command.name} --help\` for its usage.`;
+
+/** The version of the package this command belongs to, from its package.json (found upwards from this file: src/ or dist/src/). */
+export function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'linkplane' && pkg.version) return pkg.version;
+    } catch {
+      // not here: one level up
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new Failure("linkplane's package.json was not found");
+    dir = up;
+  }
+}
+
+/** What the command line asks for, or a UsageError (unknown command or flag, a flag without its value). */
+function parseCommandLine(argv: string[]) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        plan: { type: 'string' },
+        partner: { type: 'string' },
+        workspace: { type: 'string' },
+        scopes: { type: 'string' },
+        'expires-at': { type: 'string' },
+        email: { type: 'string' },
+        password: { type: 'string' },
+        role: { type: 'string' },
+        full: { type: 'boolean' },
+        token: { type: 'string' },
+        'base-url': { type: 'string' },
+        file: { type: 'string' },
+        param: { type: 'string', multiple: true },
+        'dry-run': { type: 'boolean' },
+        domains: { type: 'string' },
+        'on-slug-clash': { type: 'string' },
+        'no-wait': { type: 'boolean' },
+        format: { type: 'string' },
+        output: { type: 'string', short: 'o' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (error) {
+    // node:util's messages name the flag; the command, when one is recognisable, gives the hint.
+    const command = findCommand(argv.filter((a) => !a.startsWith('-')));
+    const message = (error as Error).message.replace(/\. To specify a positional argument starting with a '-'.*$/s, '');
+    const line = message.split('\n')[0]!.replace(/^Unknown option '(.+)'$/, 'unknown flag $1');
+    throw new UsageError(line, command ? hintFor(command) : GLOBAL_HINT);
+  }
+  return parsed;
 }
 
 export async function runCli(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      plan: { type: 'string' },
-      partner: { type: 'string' },
-      workspace: { type: 'string' },
-      scopes: { type: 'string' },
-      'expires-at': { type: 'string' },
-      email: { type: 'string' },
-      password: { type: 'string' },
-      role: { type: 'string' },
-      full: { type: 'boolean' },
-      token: { type: 'string' },
-      'base-url': { type: 'string' },
-      file: { type: 'string' },
-      param: { type: 'string', multiple: true },
-      'dry-run': { type: 'boolean' },
-      domains: { type: 'string' },
-      'on-slug-clash': { type: 'string' },
-      'no-wait': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values, positionals } = parseCommandLine(argv);
+  if (values.version) {
+    return show(io, packageVersion());
+  }
+  if (positionals[0] === 'help' || values.help) {
+    const asked = positionals[0] === 'help' ? positionals.slice(1) : positionals;
+    return show(io, helpFor(asked));
+  }
+  if (positionals.length === 0) throw new UsageError('missing <command>', GLOBAL_HINT);
+  const command = findCommand(positionals);
+  if (!command) {
+    const group = commandsUnder(positionals[0]!);
+    if (group.length > 0 && positionals[1] === undefined) throw new UsageError(`missing a command after "${positionals[0]}"`, `Run \`linkplane help ${positionals[0]}\` to see them.`);
+    const unknown = group.length > 0 ? `${positionals[0]} ${positionals[1]}` : positionals[0];
+    throw new UsageError(`unknown command "${unknown}"`, group.length > 0 ? `Run \`linkplane help ${positionals[0]}\` to see them.` : GLOBAL_HINT);
+  }
+  const allowed = new Set(flagNames(command));
+  const given = Object.keys(values).filter((flag) => !allowed.has(flag));
+  if (given.length > 0) throw new UsageError(`\`linkplane ${command.name}\` takes no --${given[0]} flag`, hintFor(command));
+  const missing = (command.required ?? []).find((flag) => values[flag as keyof typeof values] === undefined || values[flag as keyof typeof values] === '');
+  if (missing) throw new UsageError(`missing --${missing}`, hintFor(command));
+  const extra = positionals.slice(command.name.split(' ').length + command.args);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}" for \`linkplane ${command.name}\``, hintFor(command));
+  try {
+    return await runCommand(command, values, positionals, io);
+  } catch (error) {
+    if (error instanceof UsageError && error.hint === null) error.hint = hintFor(command);
+    throw error;
+  }
+}
+
+/** `linkplane help`, `help <command>`, `help <noun>` (its commands). */
+function helpFor(asked: string[]): string {
+  if (asked.length === 0) return generalHelp();
+  const command = findCommand(asked);
+  if (command && asked.length <= command.name.split(' ').length + command.args) return commandHelp(command);
+  const group = commandsUnder(asked[0]!);
+  if (group.length > 0 && asked.length === 1) return groupHelp(asked[0]!, group);
+  throw new UsageError(`no help for "${asked.join(' ')}": no such command`, GLOBAL_HINT);
+}
+
+async function runCommand(command: CommandHelp, values: ReturnType<typeof parseCommandLine>['values'], positionals: string[], io: Io): Promise<number> {
   const [noun, verb, arg] = positionals;
-  if (values.help || noun === undefined) throw new UsageError(USAGE);
   if (noun === 'plans') return print(io, Object.values(PLANS));
   if (noun === 'key' && verb === 'scopes') return print(io, { scopes: ALL_SCOPES, areas: SCOPE_AREAS });
   if (noun === 'import') {
@@ -102,8 +180,24 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     try {
       return await runImport(verb, values, { env: io.env, tty: io.tty ?? false, write: io.write ?? ((text) => process.stdout.write(text)) });
     } catch (error) {
-      if (error instanceof ImportUsageError) throw new UsageError(`${error.message}\n\n${USAGE}`);
+      if (error instanceof ImportUsageError) throw new UsageError(error.message);
       if (error instanceof ApiRefusal) throw new ApiAnswer(error.body);
+      if (error instanceof ApiUnreachable) throw new Failure(error.message);
+      throw error;
+    }
+  }
+  if (noun === 'export') {
+    try {
+      return await runExport(values, {
+        env: io.env,
+        stdout: process.stdout,
+        stderrTty: io.stderrTty ?? false,
+        writeErr: io.writeErr ?? ((text) => process.stderr.write(text)),
+      });
+    } catch (error) {
+      if (error instanceof ExportUsageError) throw new UsageError(error.message);
+      if (error instanceof ApiRefusal) throw new ApiAnswer(error.body);
+      if (error instanceof ApiUnreachable) throw new Failure(error.message);
       throw error;
     }
   }
@@ -113,7 +207,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   try {
     await client.connect();
   } catch (error) {
-    throw new Error(`cannot reach MongoDB at ${uri} (is \`make run\` running, or MONGODB_URI set?): ${(error as Error).message}`, { cause: error });
+    throw new Failure(`cannot reach MongoDB at ${uri} (is \`make run\` running, or MONGODB_URI set?): ${(error as Error).message}`, { cause: error });
   }
   try {
     const db = client.db(io.env.MONGODB_DB || 'linkplane');
@@ -128,8 +222,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
       cacheTtlMs: 0,
       defaultRateLimits: { workspacePerMinute: 600, partnerPerMinute: 1200 },
     });
-    const command = `${noun} ${verb ?? ''}`.trim();
-    switch (command) {
+    switch (command.name) {
       case 'workspace create': {
         const service = new WorkspaceService({ workspaces, partners, usage: new UsageStore(db), defaultRatePerMinute: 600 });
         const ws = await service.create({ name: required(values.name, '--name'), planId: values.plan, partnerId: values.partner ?? null, ownerEmail: values.email ?? null });
@@ -202,7 +295,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
         return print(io, await rebuildRollups({ db, clicks: clicks.clicks, store, writer, workspaceId: values.workspace ?? null, full: values.full === true }));
       }
       default:
-        throw new UsageError(USAGE);
+        throw new Failure(`\`linkplane ${command.name}\` has no implementation`);
     }
   } finally {
     await client.close();
@@ -227,7 +320,7 @@ async function broadcastRevocation(env: Record<string, string | undefined>, id: 
 }
 
 function required(value: string | undefined, flag: string): string {
-  if (value === undefined || value === '') throw new UsageError(`missing ${flag}\n\n${USAGE}`);
+  if (value === undefined || value === '') throw new UsageError(`missing ${flag}`);
   return value;
 }
 
@@ -239,18 +332,36 @@ function parseDate(text: string): Date {
   return date;
 }
 
+/** Help or the version, asked for: text on stdout. */
+function show(io: Io, text: string): number {
+  (io.write ?? ((t: string) => process.stdout.write(t)))(`${text}\n`);
+  return 0;
+}
+
 function print(io: Io, value: unknown): number {
   io.out(value);
   return 0;
 }
 
 if (import.meta.main) {
-  runCli(process.argv.slice(2), { out: (v) => console.log(JSON.stringify(v, null, 2)), env: process.env, tty: process.stdout.isTTY, write: (text) => process.stdout.write(text) })
+  runCli(process.argv.slice(2), {
+    out: (v) => console.log(JSON.stringify(v, null, 2)),
+    env: process.env,
+    tty: process.stdout.isTTY,
+    write: (text) => process.stdout.write(text),
+    writeErr: (text) => process.stderr.write(text),
+    stderrTty: process.stderr.isTTY,
+  })
     .then((code) => process.exit(code))
     .catch((error: unknown) => {
       if (error instanceof UsageError) {
-        console.error(error.message);
+        console.error(`linkplane: ${error.message}`);
+        if (error.hint) console.error(error.hint);
         process.exit(2);
+      }
+      if (error instanceof Failure) {
+        console.error(`linkplane: ${error.message}`);
+        process.exit(1);
       }
       if (error instanceof ApiAnswer) {
         console.error(JSON.stringify(error.body, null, 2));
