@@ -3,12 +3,16 @@
 // the Import screen previews a CSV import (a dry run, writing nothing), then runs it in the worker, follows its
 // progress to the end and lists the row that failed, and the imported links are in the links list.
 import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { parse } from 'csv-parse/sync';
 import { chromiumMissing } from '../helpers/browser.ts';
-import { startDashboard, type Dashboard } from '../helpers/dashboard.ts';
+import { axeOn } from '../helpers/dashboard-checks.ts';
+import { signInThroughForm, startDashboard, type Dashboard } from '../helpers/dashboard.ts';
 import { bearer } from '../helpers/tenants.ts';
+import { until } from '../helpers/wait.ts';
 
 describe('Dashboard export and import', function () {
   this.timeout(180_000);
@@ -33,8 +37,9 @@ describe('Dashboard export and import', function () {
 
   before(async function () {
     if (chromiumMissing()) this.skip();
-    // The worker looks for queued imports every 2 s by default; sooner here, so the test does not sit waiting.
-    dashboard = await startDashboard({ worker: true, env: { IMPORT_POLL_MS: '100' } });
+    // The worker looks for queued imports every 2 s by default; sooner here, so the test does not sit waiting. The
+    // stalled service of the cancel test listens on 127.0.0.1.
+    dashboard = await startDashboard({ worker: true, env: { IMPORT_POLL_MS: '100', IMPORT_ALLOW_PRIVATE_SOURCES: 'true' } });
     key = (await dashboard.tenants.aWorkspaceKey(dashboard.workspaceId)).key;
     page = await dashboard.signedInPage();
   });
@@ -113,5 +118,54 @@ describe('Dashboard export and import', function () {
     await page.getByRole('link', { name: /\/moved-one$/ }).waitFor();
     await page.getByRole('link', { name: /\/moved-two$/ }).waitFor();
     expect(await page.getByRole('row', { name: /moved-one/ }).textContent()).to.include('Moved one').and.to.include('imported');
+  });
+
+  it('cancels a running import of a self-hosted service from the screen', async () => {
+    // A Shlink server that takes the request and never answers: the job stays running until it is canceled.
+    const asked: IncomingMessage[] = [];
+    const stalled: Server = createServer((request) => void asked.push(request));
+    await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+    try {
+      await page.goto(`${dashboard.apiUrl}/dashboard/imports`);
+      await page.getByLabel('Source', { exact: true }).selectOption({ label: 'Shlink (REST API)' });
+      const start = page.getByRole('button', { name: 'Start the import' });
+      await page.getByLabel('API token').fill('shlink-api-key');
+      // The base URL is required for a self-hosted service.
+      expect(await start.isDisabled()).to.equal(true);
+      await page.getByLabel('Base URL').fill(`http://127.0.0.1:${(stalled.address() as AddressInfo).port}`);
+      await start.click();
+      const run = page.getByRole('article', { name: 'Import: Shlink (REST API)' });
+      await run.getByTestId('import-status').filter({ hasText: 'Running' }).waitFor();
+      await until(() => asked.length > 0, 30_000, 'the import to call the Shlink server');
+      expect(asked[0]!.headers['x-api-key']).to.equal('shlink-api-key');
+      await run.getByRole('button', { name: 'Cancel the import' }).click();
+      await run.getByTestId('import-status').filter({ hasText: 'Canceled' }).waitFor();
+      await page.getByRole('status').filter({ hasText: 'The import was canceled.' }).waitFor();
+      expect(await run.getByRole('button', { name: 'Cancel the import' }).count()).to.equal(0);
+      const jobs = (await (await fetch(`${dashboard.apiUrl}/v1/imports`, { headers: bearer(key) })).json()) as { data: { source: string; status: string }[] };
+      expect(jobs.data[0]).to.include({ source: 'shlink', status: 'canceled' });
+    } finally {
+      stalled.closeAllConnections();
+      await new Promise<void>((resolve) => stalled.close(() => resolve()));
+    }
+  });
+
+  it('has no serious or critical axe-core violation on the Import screen, with a job and its errors shown', async () => {
+    const context = await dashboard.browser.browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
+    const checked = await context.newPage();
+    await signInThroughForm(checked, dashboard.apiUrl, dashboard.user);
+    await checked.goto(`${dashboard.apiUrl}/dashboard/imports`);
+    await checked.getByLabel('Source', { exact: true }).selectOption({ label: 'YOURLS' });
+    await checked.getByLabel('Base URL').waitFor();
+    const service = await axeOn(checked);
+    await checked.getByLabel('Source', { exact: true }).selectOption({ label: 'Linkplane CSV' });
+    const csv = `id,domain_id,domain,slug,url\r\nlnk_x,dom_default,${defaultDomain},spring,https://example.org/x\r\n`;
+    await checked.getByLabel('Export file').setInputFiles({ name: 'clash.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await checked.getByText('clash.csv:').waitFor();
+    await checked.getByRole('button', { name: 'Preview (dry run)' }).click();
+    await checked.getByRole('region', { name: 'Rows that would fail' }).locator('tbody tr').first().waitFor();
+    const withJob = await axeOn(checked);
+    await context.close();
+    expect({ service, withJob }).to.deep.equal({ service: [], withJob: [] });
   });
 });
