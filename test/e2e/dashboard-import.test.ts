@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { parse } from 'csv-parse/sync';
 import { chromiumMissing } from '../helpers/browser.ts';
-import { axeOn } from '../helpers/dashboard-checks.ts';
+import { axeOn, horizontalOverflow } from '../helpers/dashboard-checks.ts';
 import { signInThroughForm, startDashboard, type Dashboard } from '../helpers/dashboard.ts';
 import { bearer } from '../helpers/tenants.ts';
 import { until } from '../helpers/wait.ts';
@@ -167,5 +167,18 @@ describe('Dashboard export and import', function () {
     const withJob = await axeOn(checked);
     await context.close();
     expect({ service, withJob }).to.deep.equal({ service: [], withJob: [] });
+  });
+
+  it('fits a 375 px wide phone: the Import screen with a job shown does not overflow', async () => {
+    const phone = await dashboard.signedInPage(undefined, { viewport: { width: 375, height: 740 } });
+    await phone.goto(`${dashboard.apiUrl}/dashboard/imports`);
+    await phone.getByLabel('Source', { exact: true }).selectOption({ label: 'Linkplane CSV' });
+    const csv = `id,domain_id,domain,slug,url\r\nlnk_y,dom_default,${defaultDomain},spring,https://example.org/y\r\n`;
+    await phone.getByLabel('Export file').setInputFiles({ name: 'phone.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await phone.getByText('phone.csv:').waitFor();
+    await phone.getByRole('button', { name: 'Preview (dry run)' }).click();
+    await phone.getByRole('region', { name: 'Rows that would fail' }).locator('tbody tr').first().waitFor();
+    expect(await horizontalOverflow(phone)).to.equal(0);
+    await phone.context().close();
   });
 });
