@@ -9,7 +9,10 @@ import type { Logger } from '../platform/logger.ts';
 import { outboundAgents, send, type OutboundAgents } from '../platform/outbound/outbound.ts';
 import { effectivePlan } from '../tenancy/plans.ts';
 import type { Principal } from '../tenancy/principal.ts';
-import type { KeyStore } from '../tenancy/key.store.ts';
+import type { ApiKeyDoc, KeyStore } from '../tenancy/key.store.ts';
+import { MembershipStore } from '../tenancy/membership.store.ts';
+import { SessionStore } from '../tenancy/session.store.ts';
+import { scopesOf } from '../tenancy/roles.ts';
 import type { WorkspaceStore } from '../tenancy/workspace.store.ts';
 import type { LinkService } from '../links/link.service.ts';
 import type { LinkDoc } from '../links/link.store.ts';
@@ -142,12 +145,40 @@ export class ImportRunner {
     }
   }
 
-  /** The job acts as the key that created it, with its workspace's current plan; null once the key is revoked. */
+  /**
+   * The job acts as the key that created it, with its workspace's current plan; null once the key is revoked. A job
+   * started from the dashboard has its session's id for a key (the session stands for a key there): it acts as that
+   * session's user, with the role the user has in the workspace now; null once the user is no longer a member.
+   */
   private async principalOf(job: ImportJobDoc): Promise<WorkspacePrincipal | null> {
-    const [key, workspace] = await Promise.all([this.d.keys.findById(job.key_id), this.d.workspaces.findById(job.workspace_id)]);
-    if (!key || key.revoked_at !== null || !workspace) return null;
+    const [stored, workspace] = await Promise.all([this.d.keys.findById(job.key_id), this.d.workspaces.findById(job.workspace_id)]);
+    if (!workspace) return null;
+    const key = stored ?? (await this.memberKeyOf(job));
+    if (!key || key.revoked_at !== null) return null;
     const plan = effectivePlan(workspace.plan_id, workspace.limits_override, workspace.capabilities_override);
     return { kind: 'workspace', key, scopes: new Set(key.scopes), workspace, plan, rateLimitPerMinute: plan.limits.rate_limit_per_minute ?? 0 };
+  }
+
+  /** The key a dashboard session stood for when it started the job, with the scopes of its user's role today. */
+  private async memberKeyOf(job: ImportJobDoc): Promise<ApiKeyDoc | null> {
+    const session = await new SessionStore(this.d.db).collection.findOne({ _id: job.key_id });
+    if (!session) return null;
+    const membership = await new MembershipStore(this.d.db).find(session.user_id, job.workspace_id);
+    if (!membership || membership.kind !== 'workspace') return null;
+    return {
+      _id: session._id,
+      kind: 'workspace',
+      workspace_id: job.workspace_id,
+      partner_id: null,
+      name: 'dashboard session',
+      prefix: '',
+      key_hash: '',
+      scopes: [...scopesOf(membership.role)],
+      created_at: session.created_at,
+      expires_at: null,
+      revoked_at: null,
+      last_used_at: null,
+    };
   }
 
   private sourceDeps(): SourceDeps {

@@ -23,9 +23,20 @@ import { markPrivate, readSessionToken } from '../http/session-cookie.ts';
 export const DOWNLOADS_PATH = '/auth/downloads';
 const TICKET_TTL_MS = 60_000;
 
-/** The /v1 GETs a ticket may name, with the name the saved file gets (and the day it was saved). */
-const DOWNLOADABLE = { '/v1/analytics/export.csv': 'clicks' } as const;
+/**
+ * The /v1 GETs a ticket may name, with the name the saved file gets (and the day it was saved) and its extension:
+ * the links export is CSV or JSON Lines as its `format` asks.
+ */
+const DOWNLOADABLE = {
+  '/v1/analytics/export.csv': { name: 'clicks', extension: () => 'csv' },
+  '/v1/links/export': { name: 'links', extension: (query: URLSearchParams) => (query.get('format') === 'jsonl' ? 'jsonl' : 'csv') },
+} as const;
 type Downloadable = keyof typeof DOWNLOADABLE;
+
+function savedName(path: Downloadable, query: string): string {
+  const { name, extension } = DOWNLOADABLE[path];
+  return `${name}-${new Date().toISOString().slice(0, 10)}.${extension(new URLSearchParams(query))}`;
+}
 
 export const DownloadBody = Type.Object(
   {
@@ -77,7 +88,7 @@ export function downloadRoutes(tickets: DownloadTickets, auth: AuthService): Rou
       path: '/downloads',
       operationId: 'createDownloadTicket',
       tag: 'Dashboard sessions',
-      summary: 'A link that downloads a /v1 file (the CSV export) for this session and context, open for a minute',
+      summary: 'A link that downloads a /v1 file (the analytics CSV or the links export) for this session and context, open for a minute',
       auth: null,
       body: DownloadBody,
       responses: [{ status: 201, description: 'The link', schema: DownloadTicketSchema }],
@@ -110,6 +121,6 @@ export function followDownload(tickets: DownloadTickets, auth: AuthService, read
     delete ctx.request.headers.authorization;
     ctx.request.headers['linkplane-context'] = ticket.c;
     await reads(ctx);
-    if (ctx.status === 200) ctx.set('Content-Disposition', `attachment; filename="${DOWNLOADABLE[ticket.p]}-${new Date().toISOString().slice(0, 10)}.csv"`);
+    if (ctx.status === 200) ctx.set('Content-Disposition', `attachment; filename="${savedName(ticket.p, ticket.q)}"`);
   };
 }

@@ -3,6 +3,7 @@
 import type { Area, AreaRoute, NavEntry } from './area.ts';
 import type { ContextKind } from './session.ts';
 import { linksArea } from './screens/links/links.routes.ts';
+import { importsArea } from './screens/imports/imports.routes.ts';
 import { analyticsArea } from './screens/analytics/analytics.routes.ts';
 import { domainsArea } from './screens/domains/domains.routes.ts';
 import { keysArea } from './screens/keys/keys.routes.ts';
@@ -11,7 +12,7 @@ import { workspaceArea } from './screens/workspace/workspace.routes.ts';
 import { partnerArea } from './screens/partner/partner.routes.ts';
 
 /** In navigation order. */
-const AREAS: Area[] = [linksArea, analyticsArea, domainsArea, keysArea, webhooksArea, workspaceArea, partnerArea];
+const AREAS: Area[] = [linksArea, importsArea, analyticsArea, domainsArea, keysArea, webhooksArea, workspaceArea, partnerArea];
 
 export const ROUTES: AreaRoute[] = AREAS.flatMap((area) => area.routes);
 

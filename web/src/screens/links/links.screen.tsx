@@ -11,6 +11,7 @@ import { Page } from '../../components/page.tsx';
 import { Pager, useCursorList } from '../../components/pager.tsx';
 import { toast } from '../../components/toast.tsx';
 import { to } from '../../paths.ts';
+import { ExportLinks } from './export-links.tsx';
 import { useLinkOptions } from './link-options.ts';
 import type { Link } from './link-types.ts';
 
@@ -124,6 +125,7 @@ export default function LinksScreen() {
           <a href={to('/links/bulk')} role="button" class="secondary">
             Import CSV
           </a>
+          <ExportLinks />
         </>
       }
     >

@@ -1,0 +1,64 @@
+// The import jobs of the API (GET /v1/imports/{id}, docs/importing/README.md), as the dashboard reads them.
+
+export type SourceKind = 'bitly' | 'dub' | 'shlink' | 'shlink_csv' | 'kutt' | 'yourls' | 'rebrandly' | 'shortio' | 'csv';
+export type ImportStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
+
+export interface ImportJob {
+  id: string;
+  source: SourceKind;
+  status: ImportStatus;
+  dry_run: boolean;
+  domains: 'create' | 'default';
+  on_slug_clash: 'error' | 'suffix';
+  params: Record<string, string>;
+  has_token: boolean;
+  total: number | null;
+  done: number;
+  created: number;
+  skipped: number;
+  failed: number;
+  error: { code: string; message: string } | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface ImportRowError {
+  ref: string;
+  code: string;
+  message: string;
+  slug: string | null;
+  domain: string | null;
+}
+
+export interface SourceInfo {
+  kind: SourceKind;
+  label: string;
+  /** Reads an uploaded export file instead of calling the service. */
+  file: boolean;
+  /** Self-hosted: the service's base URL is required. */
+  baseUrl: boolean;
+  /** Where to get the token, or what the file is. */
+  hint: string;
+}
+
+/** In the order the form offers them; each has its page under docs/importing/. */
+export const SOURCES: SourceInfo[] = [
+  { kind: 'bitly', label: 'Bitly', file: false, baseUrl: false, hint: 'A Bitly access token (Settings → API).' },
+  { kind: 'dub', label: 'Dub', file: false, baseUrl: false, hint: 'A Dub API key of the workspace to copy.' },
+  { kind: 'shlink', label: 'Shlink (REST API)', file: false, baseUrl: true, hint: 'A Shlink API key, and the address of your Shlink server.' },
+  { kind: 'shlink_csv', label: 'Shlink (CSV export)', file: true, baseUrl: false, hint: 'The CSV file Shlink exports its short URLs to.' },
+  { kind: 'kutt', label: 'Kutt', file: false, baseUrl: true, hint: 'A Kutt API key, and the address of your Kutt server.' },
+  { kind: 'yourls', label: 'YOURLS', file: false, baseUrl: true, hint: 'Your YOURLS signature token, and the address of your YOURLS server.' },
+  { kind: 'rebrandly', label: 'Rebrandly', file: false, baseUrl: false, hint: 'A Rebrandly API key.' },
+  { kind: 'shortio', label: 'Short.io', file: false, baseUrl: false, hint: 'A Short.io secret API key.' },
+  { kind: 'csv', label: 'Linkplane CSV', file: true, baseUrl: false, hint: "A CSV in Linkplane's export columns (the links list's Export CSV writes one)." },
+];
+
+export function sourceInfo(kind: SourceKind): SourceInfo {
+  return SOURCES.find((s) => s.kind === kind)!;
+}
+
+export function isRunning(job: ImportJob): boolean {
+  return job.status === 'queued' || job.status === 'running';
+}
