@@ -160,7 +160,7 @@ describe('Helm chart charts/linkplane', function () {
           'app.kubernetes.io/instance': RELEASE,
           'app.kubernetes.io/version': '0.1.0',
           'app.kubernetes.io/managed-by': 'Helm',
-          'helm.sh/chart': 'linkplane-0.2.0',
+          'helm.sh/chart': 'linkplane-0.3.0',
         }, `${object.kind} ${object.metadata.name}`);
       }
       const perProcess = everything.filter((o) => !['ConfigMap', 'Secret', 'ServiceAccount', 'ServiceMonitor', 'PrometheusRule', 'ClusterIssuer'].includes(o.kind));
