@@ -1,18 +1,8 @@
 // Refusals that carry MongoDB's own code rather than a generic BadValue (2): the driver and the product branch on
 // codes, so a refusal answered with the wrong one hides bugs until production.
 import { expect } from 'chai';
-import { MongoServerError, type Document } from 'mongodb';
-import { startHarness, type Harness } from './harness.ts';
-
-async function refusal(p: Promise<unknown>): Promise<MongoServerError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof MongoServerError) return err;
-    throw err;
-  }
-  expect.fail('the command was accepted');
-}
+import type { Document } from 'mongodb';
+import { refusal, startHarness, type Harness } from './harness.ts';
 
 describe('devdb answers MongoDB\'s error codes', () => {
   let h: Harness;

@@ -1,5 +1,6 @@
 // Each test file starts its own devdb on an ephemeral port and talks to it with the real driver.
-import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+import { expect } from 'chai';
+import { MongoClient, MongoServerError, type Db, type MongoClientOptions } from 'mongodb';
 import { startDevDb, type DevDb, type DevDbOptions } from '../../src/devdb/index.ts';
 
 export interface Harness {
@@ -22,4 +23,15 @@ export async function startHarness(options: DevDbOptions = {}, clientOptions: Mo
       await devdb.stop();
     },
   };
+}
+
+/** The server's refusal of a command, to check its code and name; fails the test when the command is accepted. */
+export async function refusal(p: Promise<unknown>): Promise<MongoServerError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof MongoServerError) return err;
+    throw err;
+  }
+  expect.fail('the command was accepted');
 }

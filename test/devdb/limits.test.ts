@@ -2,20 +2,10 @@
 // document is refused with the code MongoDB answers for that write, and nothing of it is stored.
 import { expect } from 'chai';
 import { BSON, MongoServerError, type Collection, type Document } from 'mongodb';
-import { startHarness, type Harness } from './harness.ts';
+import { refusal, startHarness, type Harness } from './harness.ts';
 
 const MiB = 1024 * 1024;
 const LIMIT = 16 * MiB;
-
-async function refusal(p: Promise<unknown>): Promise<MongoServerError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof MongoServerError) return err;
-    throw err;
-  }
-  expect.fail('the write was accepted');
-}
 
 describe('devdb document size limit (16 MiB, as MongoDB)', () => {
   let h: Harness;

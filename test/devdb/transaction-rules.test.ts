@@ -1,18 +1,8 @@
 // Transactions as MongoDB runs them: what a transaction may not run, what others see of it before commit, the read
 // concern devdb cannot honour, and a write outside the transaction to a document it has written waiting for it.
 import { expect } from 'chai';
-import { MongoServerError, type ClientSession } from 'mongodb';
-import { startHarness, type Harness } from './harness.ts';
-
-async function refusal(p: Promise<unknown>): Promise<MongoServerError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof MongoServerError) return err;
-    throw err;
-  }
-  expect.fail('the command was accepted');
-}
+import type { ClientSession } from 'mongodb';
+import { refusal, startHarness, type Harness } from './harness.ts';
 
 describe('devdb transactions follow MongoDB\'s rules', () => {
   let h: Harness;

@@ -2,18 +2,7 @@
 // hint naming no index) with MongoDB's code, and what devdb does not implement (collation, validators, capped and
 // other collection options) with NotImplemented (238) rather than accepting and ignoring it.
 import { expect } from 'chai';
-import { MongoServerError } from 'mongodb';
-import { startHarness, type Harness } from './harness.ts';
-
-async function refusal(p: Promise<unknown>): Promise<MongoServerError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof MongoServerError) return err;
-    throw err;
-  }
-  expect.fail('the command was accepted');
-}
+import { refusal, startHarness, type Harness } from './harness.ts';
 
 describe('devdb refuses loudly what it cannot honour', () => {
   let h: Harness;

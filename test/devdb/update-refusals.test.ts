@@ -1,18 +1,8 @@
 // Operator updates MongoDB refuses rather than ignoring: each refusal answers MongoDB's code and leaves the document
 // as it was.
 import { expect } from 'chai';
-import { MongoServerError, type Collection, type Document, type UpdateFilter } from 'mongodb';
-import { startHarness, type Harness } from './harness.ts';
-
-async function refusal(p: Promise<unknown>): Promise<MongoServerError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof MongoServerError) return err;
-    throw err;
-  }
-  expect.fail('the update was accepted');
-}
+import type { Collection, Document, UpdateFilter } from 'mongodb';
+import { refusal, startHarness, type Harness } from './harness.ts';
 
 describe('devdb refuses the operator updates MongoDB refuses', () => {
   let h: Harness;
