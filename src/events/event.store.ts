@@ -41,30 +41,14 @@ export class EventStore {
 
   /** Writes an event row, inside the caller's transaction when it passes its session. */
   async append(event: NewEvent, session?: ClientSession, now = new Date()): Promise<EventDoc> {
-    const doc: EventDoc = {
-      _id: newId('evt'),
-      type: event.type,
-      workspace_id: event.workspaceId,
-      partner_id: event.partnerId,
-      data: event.data,
-      created_at: now,
-      published_at: null,
-    };
+    const doc = eventDoc(event, now);
     await this.collection.insertOne(doc, session ? { session } : {});
     return doc;
   }
 
   /** Writes the event rows of a batch in one insert, inside the caller's transaction when it passes its session. */
   async appendMany(events: readonly NewEvent[], session?: ClientSession, now = new Date()): Promise<EventDoc[]> {
-    const docs: EventDoc[] = events.map((event) => ({
-      _id: newId('evt'),
-      type: event.type,
-      workspace_id: event.workspaceId,
-      partner_id: event.partnerId,
-      data: event.data,
-      created_at: now,
-      published_at: null,
-    }));
+    const docs = events.map((event) => eventDoc(event, now));
     if (docs.length > 0) await this.collection.insertMany(docs, session ? { session } : {});
     return docs;
   }
@@ -93,4 +77,17 @@ export class EventStore {
     if (ids.length === 0) return;
     await this.collection.updateMany({ _id: { $in: ids }, published_at: null }, { $set: { published_at: at } });
   }
+}
+
+/** The outbox row of a new event: unpublished until the relay has handed it to JetStream. */
+function eventDoc(event: NewEvent, now: Date): EventDoc {
+  return {
+    _id: newId('evt'),
+    type: event.type,
+    workspace_id: event.workspaceId,
+    partner_id: event.partnerId,
+    data: event.data,
+    created_at: now,
+    published_at: null,
+  };
 }
