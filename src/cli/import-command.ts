@@ -2,6 +2,7 @@
 // follows it to its end: a progress bar when stdout is a terminal, JSON lines when it is piped (one per change of
 // progress, then each row error, then the job as it ended). Exit code 0 when the job succeeded, 1 otherwise.
 import { readFile } from 'node:fs/promises';
+import type { Import } from '../imports/import.schemas.ts';
 import { SOURCE_KINDS } from '../imports/source.ts';
 import { ApiClient, ApiRefusal, apiBase } from './api-client.ts';
 
@@ -33,16 +34,8 @@ export interface ImportIo {
   pollMs?: number;
 }
 
-interface Job {
-  id: string;
-  status: string;
-  total: number | null;
-  done: number;
-  created: number;
-  skipped: number;
-  failed: number;
-  error: { code: string; message: string } | null;
-}
+/** What the command reads of a job: the API's own shape (one schema source). */
+type Job = Pick<Import, 'id' | 'status' | 'total' | 'done' | 'created' | 'skipped' | 'failed' | 'error'>;
 
 /** Thrown for a refused command line; the caller prints it with the usage. */
 export class ImportUsageError extends Error {}

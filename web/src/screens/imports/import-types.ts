@@ -1,35 +1,10 @@
 // The import jobs of the API (GET /v1/imports/{id}, docs/importing/README.md), as the dashboard reads them.
 
-export type SourceKind = 'bitly' | 'dub' | 'shlink' | 'shlink_csv' | 'kutt' | 'yourls' | 'rebrandly' | 'shortio' | 'csv';
-export type ImportStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
-
-export interface ImportJob {
-  id: string;
-  source: SourceKind;
-  status: ImportStatus;
-  dry_run: boolean;
-  domains: 'create' | 'default';
-  on_slug_clash: 'error' | 'suffix';
-  params: Record<string, string>;
-  has_token: boolean;
-  total: number | null;
-  done: number;
-  created: number;
-  skipped: number;
-  failed: number;
-  error: { code: string; message: string } | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-}
-
-export interface ImportRowError {
-  ref: string;
-  code: string;
-  message: string;
-  slug: string | null;
-  domain: string | null;
-}
+// The shapes are the API's own (one schema source): the dashboard reads what the router validates and OpenAPI states.
+export type { SourceKind } from '../../../../src/imports/source.ts';
+export type { ImportStatus, Import as ImportJob, ImportRowError } from '../../../../src/imports/import.schemas.ts';
+import type { SourceKind } from '../../../../src/imports/source.ts';
+import type { Import as ImportJob } from '../../../../src/imports/import.schemas.ts';
 
 export interface SourceInfo {
   kind: SourceKind;
