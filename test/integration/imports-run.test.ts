@@ -387,6 +387,25 @@ describe('import jobs run by the worker, from each source', function () {
     expect(job.status).to.equal('failed');
     expect(job.error?.code).to.equal('source_auth');
   });
+
+  it('fails a job taken up again after the key that started it was revoked, as forbidden, writing nothing more', async () => {
+    const ws = await tenants.aWorkspace({ plan_id: 'business' });
+    const starter = (await tenants.aWorkspaceKey(ws._id)).key;
+    const reader = (await tenants.aWorkspaceKey(ws._id)).key;
+    const server = await startDubServer({ token: TOKEN, links: [{ id: 'r1', domain: 'dub.sh', key: 'revoked-one', url: 'https://example.com/r1' }] });
+    servers.push(server);
+    const first = await runImport(starter, { source: 'dub', token: TOKEN, base_url: server.url });
+    expect(first.status).to.equal('succeeded');
+    const db = tenants.client.db(mongo.dbName);
+    const jobDoc = await db.collection('import_jobs').findOne({ _id: first.id as never });
+    await db.collection('api_keys').updateOne({ _id: jobDoc!.key_id as never }, { $set: { revoked_at: new Date() } });
+    // As after an outage: the job is handed to a worker again, with its key revoked meanwhile.
+    await db.collection('import_jobs').updateOne({ _id: first.id as never }, { $set: { status: 'queued', finished_at: null } });
+    const again = await finished(reader, first.id);
+    expect(again.status).to.equal('failed');
+    expect(again.error?.code).to.equal('forbidden');
+    expect((await allLinks(reader)).map((l) => l.slug)).to.deep.equal(['revoked-one']);
+  });
 });
 
 describe('export, then import into a fresh workspace (source csv)', function () {
