@@ -3,7 +3,8 @@ import type { Logger } from './logger.ts';
 
 /** What changed; every pod that caches it drops its copy. */
 export interface Invalidation {
-  kind: 'api_key' | 'workspace' | 'partner' | 'link' | 'domain' | 'webhook';
+  /** `user`: a session of theirs ended, their password changed, or one of their memberships went. */
+  kind: 'api_key' | 'workspace' | 'partner' | 'link' | 'domain' | 'webhook' | 'user';
   id: string;
   /** Extra lookup keys some caches are indexed by (a key hash, a host + slug). */
   keys?: string[];
