@@ -69,6 +69,8 @@ export class SessionCache {
     this.drops += 1;
     this.entries.deleteWhere(({ session, principal }) => {
       switch (message.kind) {
+        case 'all':
+          return true;
         case 'user':
           return session.user_id === message.id;
         case 'workspace':
