@@ -69,6 +69,7 @@ import { authDoor } from '../users/auth-door.ts';
 import { dashboardKeyRoutes } from '../keys/dashboard-key.routes.ts';
 import { KeyAdminService, scopeKindsOf } from '../keys/key-admin.service.ts';
 import { sessionPrincipal } from '../users/session-gate.ts';
+import { SessionCache } from '../users/session-cache.ts';
 import { DOWNLOADS_PATH, DownloadTickets, downloadRoutes, followDownload } from '../users/downloads.ts';
 import { cookiePolicyFor } from '../http/session-cookie.ts';
 import { dashboardStatic } from '../dashboard/static.ts';
@@ -274,7 +275,10 @@ export function buildApi(infra: Infra): ApiService {
       publicApiUrl: config.publicApiUrl,
       defaultRateLimits: config.rateLimit,
     },
+    bus,
   });
+  const sessionCache = new SessionCache({ ttlMs: config.keyCacheTtlMs, maxEntries: 10_000 });
+  sessionCache.subscribe(bus);
   const members = new MemberService({
     users: stores.users,
     memberships: stores.memberships,
@@ -317,7 +321,7 @@ export function buildApi(infra: Infra): ApiService {
   // Layers are chosen per request instead of stacked: a GET never passes through the body parser or the
   // idempotency check, and operations endpoints never through authentication (each Koa layer costs every request).
   const routing = [v1.routes() as Middleware<ApiState>, fallback(v1)];
-  const door = gate(keys, stores.rateLimiter, sessionPrincipal(auth, ownOrigin));
+  const door = gate(keys, stores.rateLimiter, sessionPrincipal(auth, ownOrigin, sessionCache));
   const reads = compose<ApiContext>([door, ...routing]);
   const mutations = compose<ApiContext>([
     door,

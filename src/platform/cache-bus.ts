@@ -3,7 +3,11 @@ import type { Logger } from './logger.ts';
 
 /** What changed; every pod that caches it drops its copy. */
 export interface Invalidation {
-  kind: 'api_key' | 'workspace' | 'partner' | 'link' | 'domain' | 'webhook';
+  /**
+   * `user`: a session of theirs ended, their password changed, or one of their memberships went. `all`: anything may
+   * have changed (the pod was cut off from NATS and may have missed broadcasts), every cache drops everything.
+   */
+  kind: 'api_key' | 'workspace' | 'partner' | 'link' | 'domain' | 'webhook' | 'user' | 'all';
   id: string;
   /** Extra lookup keys some caches are indexed by (a key hash, a host + slug). */
   keys?: string[];
@@ -30,6 +34,15 @@ export class CacheBus {
     this.handlers.push(handler);
     if (this.subscribed) return;
     this.subscribed = true;
+    // Broadcasts sent while this pod was disconnected are lost (core NATS keeps nothing), so once it is back, every
+    // cache starts afresh rather than serve what it may have missed being told about until its TTL.
+    void (async () => {
+      for await (const status of this.nats.nc.status()) {
+        if (status.type !== 'reconnect') continue;
+        this.logger.info('nats reconnected: every cache is dropped, broadcasts may have been missed meanwhile');
+        for (const h of this.handlers) h({ kind: 'all', id: '' });
+      }
+    })();
     const sub = this.nats.nc.subscribe(this.nats.subjects.cacheInvalidate);
     void (async () => {
       for await (const msg of sub) {

@@ -39,6 +39,23 @@ export class Lru<V> {
     }
   }
 
+  /** Forgets `key`, if kept. */
+  delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    this.entries.delete(key);
+    this.used -= entry.weight;
+  }
+
+  /** Forgets every entry whose value `matches`. */
+  deleteWhere(matches: (value: V) => boolean): void {
+    for (const [key, entry] of this.entries) {
+      if (!matches(entry.value)) continue;
+      this.entries.delete(key);
+      this.used -= entry.weight;
+    }
+  }
+
   get size(): number {
     return this.entries.size;
   }

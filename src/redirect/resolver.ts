@@ -82,6 +82,11 @@ export class LinkResolver {
         case 'workspace':
           this.workspaces.delete(message.id);
           break;
+        case 'all':
+          this.domains.clear();
+          this.links.clear();
+          this.workspaces.clear();
+          break;
         default:
           break;
       }

@@ -137,7 +137,8 @@ export class KeyService {
 
   subscribe(bus: CacheBus): void {
     bus.on((message) => {
-      if (message.kind === 'api_key' || message.kind === 'workspace' || message.kind === 'partner') {
+      if (message.kind === 'all') this.cache.clear();
+      else if (message.kind === 'api_key' || message.kind === 'workspace' || message.kind === 'partner') {
         this.invalidate(message.kind, message.id);
       }
     });

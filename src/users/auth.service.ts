@@ -3,6 +3,7 @@ import { newId } from '../platform/ids.ts';
 import { ForbiddenError, NoSessionError, NotConfiguredError, NotFoundError, SignInFailedError, SignInRateLimitedError, ValidationError } from '../platform/errors.ts';
 import { hashPassword, verifyPassword } from '../platform/password.ts';
 import type { Logger } from '../platform/logger.ts';
+import type { CacheBus } from '../platform/cache-bus.ts';
 import type { PasswordAttempts } from '../platform/password-attempts.ts';
 import type { Mailer } from '../webhooks/mailer.ts';
 import type { Principal, SignedIn } from '../tenancy/principal.ts';
@@ -49,6 +50,8 @@ export interface AuthServiceDeps {
   mailer: Mailer;
   logger: Logger;
   settings: AuthSettings;
+  /** Tells every replica's session cache that a user's sessions changed; null where nothing caches them (the CLI). */
+  bus: CacheBus | null;
   now?: () => number;
 }
 
@@ -180,6 +183,7 @@ export class AuthService {
 
   async signOut(signedIn: SignedIn): Promise<void> {
     await this.d.sessions.revoke(signedIn.user._id, signedIn.session._id, new Date(this.now()));
+    await this.sessionsChanged(signedIn.user._id);
   }
 
   async listSessions(signedIn: SignedIn) {
@@ -196,6 +200,12 @@ export class AuthService {
 
   async revokeSession(signedIn: SignedIn, id: string): Promise<void> {
     if (!(await this.d.sessions.revoke(signedIn.user._id, id, new Date(this.now())))) throw new NotFoundError('session');
+    await this.sessionsChanged(signedIn.user._id);
+  }
+
+  /** Every replica drops what it cached of the user's sessions: one that ended must stop working at once. */
+  async sessionsChanged(userId: string): Promise<void> {
+    await this.d.bus?.publish({ kind: 'user', id: userId });
   }
 
   /** Sets a new password and signs out every other session of the user (whoever else had it is out). */
@@ -208,6 +218,7 @@ export class AuthService {
     const at = new Date(this.now());
     await this.d.users.setPassword(user._id, await hashPassword(next), at);
     await this.d.sessions.revokeOthers(user._id, signedIn.session._id, at);
+    await this.sessionsChanged(user._id);
   }
 
   get linkSignInAvailable(): boolean {

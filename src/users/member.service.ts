@@ -139,6 +139,8 @@ export class MemberService {
     const outcome = await this.d.memberships.removeKeepingAnOwner(userId, context);
     if (outcome === 'missing') throw new NotFoundError('member');
     if (outcome === 'last_owner') throw new ConflictError('The last owner cannot be removed: make someone else an owner first.');
+    // The removed member's open dashboard sessions must lose this workspace or partner now, on every replica.
+    await this.d.auth.sessionsChanged(userId);
   }
 
   /** The open invitation a token names, or null (unknown, used, expired). */

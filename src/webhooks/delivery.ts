@@ -101,9 +101,10 @@ export class WebhookDelivery {
     this.perEndpoint = Math.min(options.perEndpointConcurrency ?? ENDPOINT_CONCURRENCY, concurrency);
     this.cacheTtlMs = options.bus ? (options.endpointCacheTtlMs ?? ENDPOINT_CACHE_TTL_MS) : 0;
     options.bus?.on((message) => {
-      if (message.kind !== 'webhook') return;
+      if (message.kind !== 'webhook' && message.kind !== 'all') return;
       this.invalidations++;
-      this.endpoints.delete(message.id);
+      if (message.kind === 'all') this.endpoints.clear();
+      else this.endpoints.delete(message.id);
     });
     const registers = options.registry ? [options.registry] : [];
     this.total = new Counter({

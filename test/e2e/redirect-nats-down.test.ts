@@ -92,4 +92,29 @@ describe('Redirects while NATS is down', function () {
     await new Promise((r) => setTimeout(r, 500));
     expect(await db.collection('clicks').countDocuments({ link_id: linkId })).to.equal(1 + BUFFER * 3);
   });
+
+  it('drops its caches once NATS is back, so a change whose broadcast it missed is served long before the cache TTL', async () => {
+    const ws = await tenants.aWorkspace();
+    const { key } = await tenants.aWorkspaceKey(ws._id);
+    const created = await callApi(api.url, 'POST', '/links', { key, body: { url: 'https://example.com/before', slug: 'missed' } });
+    expect(created.status).to.equal(201);
+    const location = async () => (await fetch(`${base}/missed`, { redirect: 'manual' })).headers.get('location');
+    expect(await location()).to.equal('https://example.com/before');
+
+    await nats.stop();
+    // The api stores the change, but its invalidation broadcast reaches no one: NATS is down.
+    const updated = await callApi(api.url, 'PATCH', `/links/${created.body.id as string}`, { key, body: { url: 'https://example.com/after' } });
+    expect(updated.status, JSON.stringify(updated.body)).to.equal(200);
+    expect(await location(), 'served from the cache while cut off').to.equal('https://example.com/before');
+
+    await nats.restart();
+    // The cache TTL is five minutes (REDIRECT_CACHE_TTL_MS); only the reconnect's drop brings the change this soon.
+    const deadline = Date.now() + 20_000;
+    let seen = await location();
+    while (seen !== 'https://example.com/after' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      seen = await location();
+    }
+    expect(seen).to.equal('https://example.com/after');
+  });
 });

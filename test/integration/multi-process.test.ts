@@ -4,6 +4,7 @@ import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { natsPrefix, testEnv } from '../helpers/env.ts';
 import { freePort, spawnProcess, waitForHttp, ROOT, type Spawned } from '../helpers/processes.ts';
 import { Tenants, bearer } from '../helpers/tenants.ts';
+import { Browser, Users } from '../helpers/users.ts';
 
 /** Two real api processes against one database and one NATS: what the spec promises across replicas. */
 describe('two api processes', function () {
@@ -94,6 +95,48 @@ describe('two api processes', function () {
       expect(status, `${url} still accepted the key ${lag} ms after revocation`).to.equal(401);
       expect(lag, `${url} refused the key only ${lag} ms after revocation`).to.be.below(1000);
     }
+  });
+
+  /** Polls `url` as `browser` until it stops answering 200, for at most a second; the last status. */
+  async function statusWithin(browser: Browser, path: string, since: number): Promise<number> {
+    let status = 200;
+    while (status === 200 && Date.now() - since < 1000) status = (await browser.request('GET', path)).status;
+    return status;
+  }
+
+  it("both stop accepting a dashboard session at once when it signs out on either, though each answered it from memory", async () => {
+    const users = new Users(tenants.client, mongo.dbName);
+    const ws = await tenants.aWorkspace();
+    const user = await users.aUser({ in: [{ kind: 'workspace', id: ws._id, role: 'owner' }] });
+    const [a, b] = urls.map((url) => new Browser(url)) as [Browser, Browser];
+    expect((await a.signIn(user.email, user.password)).status).to.equal(200);
+    // One session, seen by both processes: the same cookie in two clients.
+    for (const [name, value] of a.cookies) b.cookies.set(name, value);
+    a.context = ws._id;
+    b.context = ws._id;
+    for (const browser of [a, b]) expect((await browser.request('GET', '/v1/workspace')).status).to.equal(200);
+
+    expect((await a.request('POST', '/auth/sign-out')).status).to.equal(204);
+    const signedOutAt = Date.now();
+    expect(await statusWithin(b, '/v1/workspace', signedOutAt), 'the other process still accepted the session').to.equal(401);
+  });
+
+  it("both stop giving a removed member the workspace at once, and keep giving it to the members who stay", async () => {
+    const users = new Users(tenants.client, mongo.dbName);
+    const ws = await tenants.aWorkspace();
+    const owner = await users.aUser({ in: [{ kind: 'workspace', id: ws._id, role: 'owner' }] });
+    const member = await users.aUser({ in: [{ kind: 'workspace', id: ws._id, role: 'member' }] });
+    const [ownerAtA, memberAtB] = [new Browser(urls[0]!), new Browser(urls[1]!)];
+    expect((await ownerAtA.signIn(owner.email, owner.password)).status).to.equal(200);
+    expect((await memberAtB.signIn(member.email, member.password)).status).to.equal(200);
+    ownerAtA.context = ws._id;
+    memberAtB.context = ws._id;
+    expect((await memberAtB.request('GET', '/v1/workspace')).status).to.equal(200);
+
+    const removed = await ownerAtA.request('DELETE', `/auth/members?context=${ws._id}&user_id=${member._id}`);
+    expect(removed.status, removed.text).to.equal(204);
+    expect(await statusWithin(memberAtB, '/v1/workspace', Date.now()), 'the removed member still had the workspace').to.equal(403);
+    expect((await ownerAtA.request('GET', '/v1/workspace')).status).to.equal(200);
   });
 
   it('replay one answer to concurrent duplicates with one Idempotency-Key, executing once', async () => {
