@@ -37,7 +37,7 @@ export class LinkplaneError<C extends ErrorCode = ErrorCode> extends Error {
 
   /** Narrows the code: `if (error.is('conflict')) …`. */
   is<K extends ErrorCode>(code: K): this is LinkplaneError<K> {
-    return (this.code as ErrorCode) === code;
+    return (this.code as string) === code;
   }
 }
 
