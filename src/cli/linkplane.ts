@@ -1,8 +1,9 @@
 // `linkplane`: tenancy administration against the same MongoDB as the processes (MONGODB_URI; by default the
-// all-in-one's devdb on 127.0.0.1:27017), and import/export through a running Linkplane's API. Every command prints
-// JSON on stdout; a refusal prints a JSON envelope on stderr and exits 1, an unreachable database or API a sentence
-// and exits 1, a mistake on the command line a one-line error and a hint and exits 2. `--help`, `help [command]` and
-// `--version` print on stdout and exit 0.
+// all-in-one's devdb on 127.0.0.1:27017), and links, analytics, import and export through a running Linkplane's API
+// with a saved profile (`linkplane login`). The database commands print JSON on stdout; the API commands text for
+// people, or JSON with --json. A refusal prints the API's error (the JSON envelope with --json) on stderr and exits
+// 1, an unreachable database or API a sentence and exits 1, a mistake on the command line a one-line error and a
+// hint and exits 2. `--help`, `help [command]` and `--version` print on stdout and exit 0.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +34,9 @@ import { ApiRefusal, ImportUsageError, runImport } from './import-command.ts';
 import { ApiUnreachable } from './api-client.ts';
 import { ExportUsageError, runExport } from './export-command.ts';
 import { commandHelp, commandsUnder, findCommand, flagNames, generalHelp, groupHelp, type CommandHelp } from './commands.ts';
+import { LinkplaneConnectionError, LinkplaneError } from '../../sdk/src/index.ts';
+import { ApiUsageError, analyticsSummary, linksCreate, linksGet, linksList, login, logout, profileList } from './api-commands.ts';
+import { ProfileError, credentials } from './profiles.ts';
 
 /** A mistake on the command line: printed as one line, with a hint to the help that would have avoided it. */
 class UsageError extends Error {
@@ -56,6 +60,17 @@ class ApiAnswer extends Error {
   }
 }
 
+/** A refusal met by an API command: the envelope as JSON with --json, else a sentence and the failing fields. */
+class ApiRefused extends Error {
+  readonly error: LinkplaneError;
+  readonly json: boolean;
+  constructor(error: LinkplaneError, json: boolean) {
+    super(error.message);
+    this.error = error;
+    this.json = json;
+  }
+}
+
 interface Io {
   out: (value: unknown) => void;
   env: Record<string, string | undefined>;
@@ -66,7 +81,12 @@ interface Io {
   /** Raw text to stderr, and whether it is a terminal (the export's progress line). */
   writeErr?: (text: string) => void;
   stderrTty?: boolean;
+  /** `linkplane login`'s key: from a prompt that does not echo, or piped on stdin. */
+  readKey?: () => Promise<string>;
 }
+
+/** Flags every command takes. */
+const GLOBAL_FLAGS = ['help', 'version', 'json'];
 
 const GLOBAL_HINT = 'Run `linkplane help` to see the commands.';
 const hintFor = (command: CommandHelp): string => `Run \`linkplane ${command.name} --help\` for its usage.`;
@@ -115,6 +135,21 @@ function parseCommandLine(argv: string[]) {
         'no-wait': { type: 'boolean' },
         format: { type: 'string' },
         output: { type: 'string', short: 'o' },
+        json: { type: 'boolean' },
+        profile: { type: 'string' },
+        'api-url': { type: 'string' },
+        url: { type: 'string' },
+        slug: { type: 'string' },
+        title: { type: 'string' },
+        'domain-id': { type: 'string' },
+        limit: { type: 'string' },
+        all: { type: 'boolean' },
+        search: { type: 'string' },
+        link: { type: 'string' },
+        interval: { type: 'string' },
+        start: { type: 'string' },
+        end: { type: 'string' },
+        timezone: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -146,7 +181,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     const unknown = group.length > 0 ? `${positionals[0]} ${positionals[1]}` : positionals[0];
     throw new UsageError(`unknown command "${unknown}"`, group.length > 0 ? `Run \`linkplane help ${positionals[0]}\` to see them.` : GLOBAL_HINT);
   }
-  const allowed = new Set(flagNames(command));
+  const allowed = new Set([...flagNames(command), ...GLOBAL_FLAGS]);
   const given = Object.keys(values).filter((flag) => !allowed.has(flag));
   if (given.length > 0) throw new UsageError(`\`linkplane ${command.name}\` takes no --${given[0]} flag`, hintFor(command));
   const missing = (command.required ?? []).find((flag) => values[flag as keyof typeof values] === undefined || values[flag as keyof typeof values] === '');
@@ -174,6 +209,9 @@ function helpFor(asked: string[]): string {
 async function runCommand(command: CommandHelp, values: ReturnType<typeof parseCommandLine>['values'], positionals: string[], io: Io): Promise<number> {
   const [noun, verb, arg] = positionals;
   if (noun === 'plans') return print(io, Object.values(PLANS));
+  if (command.env === 'api' && noun !== 'import' && noun !== 'export') return runApiCommand(command, values, arg, io);
+  // A saved profile stands for LINKPLANE_API_URL and LINKPLANE_API_KEY (import and export read those).
+  if (noun === 'import' || noun === 'export') io = { ...io, env: profileEnv(values.profile, io.env) };
   if (noun === 'key' && verb === 'scopes') return print(io, { scopes: ALL_SCOPES, areas: SCOPE_AREAS });
   if (noun === 'import') {
     // Through the API, not the database: the job is created as any client would, and run by the workers.
@@ -302,6 +340,48 @@ async function runCommand(command: CommandHelp, values: ReturnType<typeof parseC
   }
 }
 
+/** The commands of api-commands.ts, their failures turned into this file's (exit 1 or 2). */
+async function runApiCommand(command: CommandHelp, values: ReturnType<typeof parseCommandLine>['values'], arg: string | undefined, io: Io): Promise<number> {
+  const apiIo = {
+    json: values.json === true,
+    env: io.env,
+    write: io.write ?? ((text: string) => process.stdout.write(text)),
+    readKey: io.readKey ?? (() => Promise.reject(new Failure('no way to read a key here'))),
+  };
+  try {
+    switch (command.name) {
+      case 'login': await login(values, apiIo); break;
+      case 'logout': logout(values, apiIo); break;
+      case 'profile list': profileList(apiIo); break;
+      case 'links create': await linksCreate(values, apiIo); break;
+      case 'links list': await linksList(values, apiIo); break;
+      case 'links get': await linksGet(required(arg, 'ID'), values, apiIo); break;
+      case 'analytics summary': await analyticsSummary(values, apiIo); break;
+      default: throw new Failure(`\`linkplane ${command.name}\` has no implementation`);
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof ApiUsageError) throw new UsageError(error.message);
+    if (error instanceof ProfileError) throw new Failure(error.message);
+    if (error instanceof LinkplaneConnectionError) throw new Failure(`${error.message} (is it running, or the profile's API URL right?)`);
+    if (error instanceof LinkplaneError) throw new ApiRefused(error, apiIo.json);
+    throw error;
+  }
+}
+
+/** The environment import and export run with: the chosen profile's URL and key, when a profile is chosen or saved. */
+function profileEnv(profile: string | undefined, env: Record<string, string | undefined>): Record<string, string | undefined> {
+  try {
+    const { apiUrl, apiKey } = credentials(profile, env);
+    return { ...env, LINKPLANE_API_URL: apiUrl, LINKPLANE_API_KEY: apiKey };
+  } catch (error) {
+    // Nothing saved and no key in the environment: the command says what it needs, as it always did.
+    if (error instanceof ProfileError && profile === undefined && !env.LINKPLANE_PROFILE) return env;
+    if (error instanceof ProfileError) throw new Failure(error.message);
+    throw error;
+  }
+}
+
 function view(key: Omit<ApiKeyDoc, 'key_hash'>): Record<string, unknown> {
   return { ...keyInfo(key), revoked_at: key.revoked_at?.toISOString() ?? null };
 }
@@ -343,6 +423,41 @@ function print(io: Io, value: unknown): number {
   return 0;
 }
 
+/**
+ * The key for `linkplane login`: on a terminal, typed at a prompt on stderr without echo; piped, the first line of
+ * stdin (so it never has to be on the command line, where other users' `ps` would see it).
+ */
+async function readKey(): Promise<string> {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) {
+    let text = '';
+    for await (const chunk of stdin) text += (chunk as Buffer).toString('utf8');
+    return text.split('\n')[0] ?? '';
+  }
+  process.stderr.write('API key (lp_live_… or lpp_live_…, not shown): ');
+  stdin.setRawMode(true);
+  stdin.setEncoding('utf8');
+  return new Promise((resolve, reject) => {
+    let key = '';
+    const done = (): void => {
+      stdin.setRawMode(false);
+      stdin.pause();
+      stdin.off('data', onData);
+      process.stderr.write('\n');
+    };
+    const onData = (data: string): void => {
+      for (const ch of data) {
+        if (ch === '\r' || ch === '\n') { done(); resolve(key); return; }
+        if (ch === '\u0003') { done(); reject(new UsageError('login cancelled')); return; }
+        if (ch === '\u007f' || ch === '\b') key = key.slice(0, -1);
+        else key += ch;
+      }
+    };
+    stdin.on('data', onData);
+    stdin.resume();
+  });
+}
+
 if (import.meta.main) {
   runCli(process.argv.slice(2), {
     out: (v) => console.log(JSON.stringify(v, null, 2)),
@@ -351,6 +466,7 @@ if (import.meta.main) {
     write: (text) => process.stdout.write(text),
     writeErr: (text) => process.stderr.write(text),
     stderrTty: process.stderr.isTTY,
+    readKey,
   })
     .then((code) => process.exit(code))
     .catch((error: unknown) => {
@@ -365,6 +481,14 @@ if (import.meta.main) {
       }
       if (error instanceof ApiAnswer) {
         console.error(JSON.stringify(error.body, null, 2));
+        process.exit(1);
+      }
+      if (error instanceof ApiRefused) {
+        if (error.json) console.error(JSON.stringify(error.error.body, null, 2));
+        else {
+          console.error(`linkplane: ${error.error.message} (${error.error.code}, HTTP ${error.error.status})`);
+          for (const d of error.error.details) console.error(`  ${d.path}: ${d.message}`);
+        }
         process.exit(1);
       }
       const body =
