@@ -8,47 +8,15 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { MongoClient } from 'mongodb';
-import { connect } from '@nats-io/transport-node';
-import { pino } from 'pino';
-import { AppError, NotFoundError, ValidationError } from '../platform/errors.ts';
-import { isEmail } from '../platform/email.ts';
-import { KeyStore, type ApiKeyDoc } from '../tenancy/key.store.ts';
-import { KeyService } from '../tenancy/key.service.ts';
-import { ALL_SCOPES, SCOPE_AREAS, parseScopeList } from '../tenancy/scopes.ts';
-import { WorkspaceStore } from '../tenancy/workspace.store.ts';
-import { UsageStore } from '../tenancy/usage.store.ts';
-import { WorkspaceService } from '../workspace/workspace.service.ts';
-import { PLANS } from '../tenancy/plans.ts';
-import { PartnerStore } from '../tenancy/partner.store.ts';
-import { createPartner } from '../partner/partner.service.ts';
-import { Subjects, natsServers } from '../platform/nats.ts';
-import { keyInfo } from '../keys/key.routes.ts';
-import { ClickStore } from '../clicks/click.store.ts';
-import { RollupStore, RollupWriter } from '../analytics/rollup.store.ts';
-import { rebuildRollups } from '../analytics/rebuild.ts';
-import { UserStore } from '../tenancy/user.store.ts';
-import { MembershipStore, type Role } from '../tenancy/membership.store.ts';
-import { createUser, generatePassword, grant } from '../users/accounts.ts';
+import { AppError } from '../platform/errors.ts';
 import { ApiRefusal, ImportUsageError, runImport } from './import-command.ts';
 import { ApiUnreachable } from './api-client.ts';
 import { ExportUsageError, runExport } from './export-command.ts';
+import { Failure, UsageError, required } from './cli-errors.ts';
 import { commandHelp, commandsUnder, findCommand, flagNames, generalHelp, groupHelp, type CommandHelp } from './commands.ts';
 import { LinkplaneConnectionError, LinkplaneError } from '../../sdk/src/index.ts';
 import { ApiUsageError, analyticsSummary, linksCreate, linksGet, linksList, login, logout, profileList } from './api-commands.ts';
 import { ProfileError, credentials } from './profiles.ts';
-
-/** A mistake on the command line: printed as one line, with a hint to the help that would have avoided it. */
-class UsageError extends Error {
-  hint: string | null;
-  constructor(message: string, hint: string | null = null) {
-    super(message);
-    this.hint = hint;
-  }
-}
-
-/** A failure at run time that is not a refusal (the database or the API cannot be reached): a sentence, exit 1. */
-class Failure extends Error {}
 
 
 /** The API's own error envelope, printed as it came. */
@@ -208,11 +176,14 @@ function helpFor(asked: string[]): string {
 
 async function runCommand(command: CommandHelp, values: ReturnType<typeof parseCommandLine>['values'], positionals: string[], io: Io): Promise<number> {
   const [noun, verb, arg] = positionals;
-  if (noun === 'plans') return print(io, Object.values(PLANS));
+  if (noun === 'plans') return print(io, Object.values((await import('../tenancy/plans.ts')).PLANS));
   if (command.env === 'api' && noun !== 'import' && noun !== 'export') return runApiCommand(command, values, arg, io);
   // A saved profile stands for LINKPLANE_API_URL and LINKPLANE_API_KEY (import and export read those).
   if (noun === 'import' || noun === 'export') io = { ...io, env: profileEnv(values.profile, io.env) };
-  if (noun === 'key' && verb === 'scopes') return print(io, { scopes: ALL_SCOPES, areas: SCOPE_AREAS });
+  if (noun === 'key' && verb === 'scopes') {
+    const { ALL_SCOPES, SCOPE_AREAS } = await import('../tenancy/scopes.ts');
+    return print(io, { scopes: ALL_SCOPES, areas: SCOPE_AREAS });
+  }
   if (noun === 'import') {
     // Through the API, not the database: the job is created as any client would, and run by the workers.
     try {
@@ -240,104 +211,9 @@ async function runCommand(command: CommandHelp, values: ReturnType<typeof parseC
     }
   }
 
-  const uri = io.env.MONGODB_URI || 'mongodb://127.0.0.1:27017/?directConnection=true';
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000, appName: 'linkplane-cli' });
-  try {
-    await client.connect();
-  } catch (error) {
-    throw new Failure(`cannot reach MongoDB at ${uri} (is \`make run\` running, or MONGODB_URI set?): ${(error as Error).message}`, { cause: error });
-  }
-  try {
-    const db = client.db(io.env.MONGODB_DB || 'linkplane');
-    const workspaces = new WorkspaceStore(db);
-    const partners = new PartnerStore(db);
-    const keyStore = new KeyStore(db);
-    const keys = new KeyService({
-      keys: keyStore,
-      workspaces,
-      partners,
-      logger: pino({ level: 'silent' }),
-      cacheTtlMs: 0,
-      defaultRateLimits: { workspacePerMinute: 600, partnerPerMinute: 1200 },
-    });
-    switch (command.name) {
-      case 'workspace create': {
-        const service = new WorkspaceService({ workspaces, partners, usage: new UsageStore(db), defaultRatePerMinute: 600 });
-        const ws = await service.create({ name: required(values.name, '--name'), planId: values.plan, partnerId: values.partner ?? null, ownerEmail: values.email ?? null });
-        return print(io, { id: ws._id, name: ws.name, plan: ws.plan_id, partner_id: ws.partner_id, owner_email: ws.owner_email ?? null, created_at: ws.created_at });
-      }
-      case 'partner create': {
-        const partner = await createPartner(partners, { name: required(values.name, '--name'), ownerEmail: values.email ?? null });
-        return print(io, { id: partner._id, name: partner.name, owner_email: partner.owner_email ?? null, created_at: partner.created_at });
-      }
-      case 'user create': {
-        const role = (values.role ?? 'owner') as Role;
-        if (role !== 'owner' && role !== 'member') throw new UsageError('--role must be owner or member');
-        const users = new UserStore(db);
-        const memberships = new MembershipStore(db);
-        await Promise.all([users.ensureIndexes(), memberships.ensureIndexes()]);
-        const email = required(values.email, '--email');
-        if (!isEmail(email.trim())) throw new ValidationError([{ path: 'email', message: 'must be an e-mail address (name@example.com)' }]);
-        const targets = {
-          exists: async (kind: 'workspace' | 'partner', id: string) => (kind === 'workspace' ? await workspaces.findById(id) : await partners.findById(id)) !== null,
-        };
-        // Checked before the account exists, so a typo in an id leaves nothing behind.
-        if (values.workspace && !(await targets.exists('workspace', values.workspace))) throw new NotFoundError('workspace');
-        if (values.partner && !(await targets.exists('partner', values.partner))) throw new NotFoundError('partner');
-        const password = values.password ?? generatePassword();
-        const user = await createUser(users, { email, name: values.name ?? null, password });
-        const granted: Array<{ kind: string; id: string; role: Role }> = [];
-        for (const [kind, id] of [['workspace', values.workspace], ['partner', values.partner]] as const) {
-          if (!id) continue;
-          await grant(memberships, targets, { userId: user._id, kind, targetId: id, role });
-          granted.push({ kind, id, role });
-        }
-        return print(io, {
-          id: user._id,
-          email: user.email,
-          name: user.name,
-          memberships: granted,
-          ...(values.password === undefined ? { password, note: 'The password is shown only now; it is stored as a hash.' } : {}),
-        });
-      }
-      case 'key create': {
-        if (Boolean(values.workspace) === Boolean(values.partner)) throw new UsageError('key create needs exactly one of --workspace ID or --partner ID');
-        const { scopes, unknown } = parseScopeList(required(values.scopes, '--scopes'));
-        if (unknown.length > 0) {
-          throw new ValidationError(unknown.map((s) => ({ path: 'scopes', message: `unknown scope "${s}" (see \`linkplane key scopes\`)` })));
-        }
-        const expiresAt = values['expires-at'] === undefined ? null : parseDate(values['expires-at']);
-        const created = await keys.create({
-          kind: values.workspace ? 'workspace' : 'partner',
-          ownerId: (values.workspace ?? values.partner)!,
-          scopes,
-          name: values.name ?? null,
-          expiresAt,
-        });
-        return print(io, { key: created.key, ...view(created.record), note: 'The key is shown only now; it is stored as a hash.' });
-      }
-      case 'key list': {
-        const filter = values.workspace ? { workspace_id: values.workspace } : values.partner ? { partner_id: values.partner } : {};
-        return print(io, { data: (await keyStore.list(filter)).map(view) });
-      }
-      case 'key revoke': {
-        const revoked = await keys.revoke(required(arg, 'ID'), null);
-        const broadcast = await broadcastRevocation(io.env, revoked._id);
-        return print(io, { ...view(revoked), broadcast });
-      }
-      case 'analytics rebuild': {
-        const clicks = new ClickStore(db);
-        const store = new RollupStore(db);
-        await Promise.all([clicks.ensureIndexes(), store.ensureIndexes()]);
-        const writer = new RollupWriter({ client, store, clicks: clicks.clicks });
-        return print(io, await rebuildRollups({ db, clicks: clicks.clicks, store, writer, workspaceId: values.workspace ?? null, full: values.full === true }));
-      }
-      default:
-        throw new Failure(`\`linkplane ${command.name}\` has no implementation`);
-    }
-  } finally {
-    await client.close();
-  }
+  // The database commands load the database and server modules only now: the API commands start without them.
+  const { runDbCommand } = await import('./db-commands.ts');
+  return runDbCommand(command, values, arg, io);
 }
 
 /** The commands of api-commands.ts, their failures turned into this file's (exit 1 or 2). */
@@ -364,7 +240,7 @@ async function runApiCommand(command: CommandHelp, values: ReturnType<typeof par
     if (error instanceof ApiUsageError) throw new UsageError(error.message);
     if (error instanceof ProfileError) throw new Failure(error.message);
     if (error instanceof LinkplaneConnectionError) throw new Failure(`${error.message} (is it running, or the profile's API URL right?)`);
-    if (error instanceof LinkplaneError) throw new ApiRefused(error, apiIo.json);
+    if (error instanceof LinkplaneError) throw new ApiRefused(error as LinkplaneError, apiIo.json);
     throw error;
   }
 }
@@ -380,36 +256,6 @@ function profileEnv(profile: string | undefined, env: Record<string, string | un
     if (error instanceof ProfileError) throw new Failure(error.message);
     throw error;
   }
-}
-
-function view(key: Omit<ApiKeyDoc, 'key_hash'>): Record<string, unknown> {
-  return { ...keyInfo(key), revoked_at: key.revoked_at?.toISOString() ?? null };
-}
-
-/** Running processes cache keys; this tells every one of them to drop the revoked key now. */
-async function broadcastRevocation(env: Record<string, string | undefined>, id: string): Promise<boolean> {
-  try {
-    const nc = await connect({ servers: natsServers(env.NATS_URL || 'nats://127.0.0.1:4222'), timeout: 2000, name: 'linkplane-cli' });
-    nc.publish(new Subjects(env.NATS_PREFIX ?? '').cacheInvalidate, JSON.stringify({ kind: 'api_key', id }));
-    await nc.drain();
-    return true;
-  } catch {
-    // Without NATS the running processes notice at their key cache's expiry (KEY_CACHE_TTL_MS, 60 s by default).
-    return false;
-  }
-}
-
-function required(value: string | undefined, flag: string): string {
-  if (value === undefined || value === '') throw new UsageError(`missing ${flag}`);
-  return value;
-}
-
-function parseDate(text: string): Date {
-  const date = new Date(text);
-  if (Number.isNaN(date.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(text)) {
-    throw new ValidationError([{ path: 'expires_at', message: 'must be an ISO 8601 date-time' }]);
-  }
-  return date;
 }
 
 /** Help or the version, asked for: text on stdout. */

@@ -60,12 +60,12 @@ describe('linkplane API commands (login, links, analytics) against a live api', 
     return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
   }
 
-  const json = (run: Run): any => {
+  const json = (run: Run): ReturnType<typeof JSON.parse> => {
     expect(run.code, run.stderr).to.equal(0);
     return JSON.parse(run.stdout);
   };
   const file = (): string => join(config, 'linkplane', 'config.json');
-  const saved = (): any => JSON.parse(readFileSync(file(), 'utf8'));
+  const saved = (): ReturnType<typeof JSON.parse> => JSON.parse(readFileSync(file(), 'utf8'));
 
   it('logs in with a key piped on stdin, saving the profile readable by its owner only', async () => {
     const run = await cli(['login', '--api-url', `${api.url}/`], { input: `${mainKey}\n` });
@@ -159,7 +159,7 @@ describe('linkplane API commands (login, links, analytics) against a live api', 
     const text = await cli(['links', 'create', '--url', 'not a url']);
     expect(text.code).to.equal(1);
     expect(text.stdout).to.equal('');
-    expect(text.stderr).to.match(/^linkplane: .*\(validation_failed, HTTP 422\)\n  url: /);
+    expect(text.stderr).to.match(/^linkplane: .*\(validation_failed, HTTP 422\)\n {2}url: /);
     const asJson = await cli(['links', 'create', '--url', 'not a url', '--json']);
     expect(asJson.code).to.equal(1);
     const envelope = JSON.parse(asJson.stderr);
