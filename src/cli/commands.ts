@@ -161,7 +161,7 @@ export const COMMANDS: CommandHelp[] = [
     flags: [
       ['--limit N', 'how many (1 to 100, default 20); with --all, the size of each page fetched'],
       ['--all', 'every link, page after page'],
-      ['--search Q', 'only links whose slug, title or destination contains Q'],
+      ['--search Q', 'only links whose slug, destination, title or note contains Q (any case)'],
       ['--profile NAME', 'the saved profile to use'],
     ],
     args: 0,
