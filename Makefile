@@ -29,7 +29,7 @@ typecheck: deps
 	npm run typecheck
 
 build: deps
-	rm -rf dist && npm run build
+	rm -rf dist sdk/dist && npm run build && npm run build:sdk
 
 bench: deps
 	npm run bench

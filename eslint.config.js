@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'web/dist/', 'tools/', '.data/', 'charts/', 'coverage/'] },
+  { ignores: ['node_modules/', 'dist/', 'web/dist/', 'tools/', '.data/', 'charts/', 'coverage/', 'sdk/dist/', 'sdk/src/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

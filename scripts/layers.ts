@@ -141,6 +141,20 @@ function cycles(edges: Map<string, Map<string, string[]>>): string[][] {
   });
 }
 
+const SDK = join(ROOT, 'sdk', 'src');
+
+/**
+ * The SDK (sdk/) is a client published on its own: it may import packages, node: builtins and its own files, never
+ * the server's. Each finding is `file → specifier`.
+ */
+export function sdkEscapes(sdkDir = SDK): string[] {
+  return sourceFiles(sdkDir).flatMap((file) =>
+    specifiers(file, readFileSync(file, 'utf8'))
+      .filter((spec) => (spec.startsWith('.') || spec.startsWith('/')) && relative(sdkDir, resolve(dirname(file), spec)).startsWith('..'))
+      .map((spec) => `${relative(ROOT, file)} → ${spec}`),
+  );
+}
+
 export function check(edges = folderEdges(), layers = LAYERS): Findings {
   const rank = new Map<string, number>();
   layers.forEach((folders, i) => folders.forEach((f) => rank.set(f, i)));
@@ -174,9 +188,11 @@ function main(): void {
     console.log(`layer: ${v.from} imports ${v.to}, which is not below it  (${[...new Set(v.files)].join(', ')})`);
   }
   for (const f of unplaced) console.log(`unplaced: src/${f}/ is not in the layer map (scripts/layers.ts, docs/architecture.md)`);
-  const total = pairs.length + loops.length + violations.length + unplaced.length;
+  const escapes = sdkEscapes();
+  for (const e of escapes) console.log(`sdk: imports from outside sdk/src (the SDK is a client of the API, not of its code): ${e}`);
+  const total = pairs.length + loops.length + violations.length + unplaced.length + escapes.length;
   console.log(`layers: ${edges.size} folders, ${pairs.length} two-way pairs, ${loops.length} cycles, `
-    + `${violations.length} layer violations, ${unplaced.length} unplaced`);
+    + `${violations.length} layer violations, ${unplaced.length} unplaced, ${escapes.length} SDK imports from outside sdk/src`);
   if (total > 0) process.exitCode = 1;
 }
 

@@ -13,7 +13,7 @@ export interface CommandHelp {
   /** Positional arguments after the name (`key revoke ID`, `import <source>`). */
   args: number;
   examples: string[];
-  /** Where it works: the database or the API. */
+  /** Where it works: the database, the API (with LINKPLANE_API_KEY or a saved profile), or nothing. */
   env: 'db' | 'api' | 'none';
   /** Flags it cannot run without, checked before anything is reached. */
   required?: string[];
@@ -117,6 +117,83 @@ export const COMMANDS: CommandHelp[] = [
     env: 'db',
   },
   {
+    name: 'login',
+    synopsis: '[--api-url URL] [--profile NAME]',
+    summary: 'save an API URL and key as a profile for the API commands (the key is read from a prompt or stdin)',
+    flags: [
+      ['--api-url URL', "the Linkplane API's origin (default LINKPLANE_API_URL, else http://127.0.0.1:8080)"],
+      ['--profile NAME', 'the profile to save (default: default); several may be kept'],
+    ],
+    args: 0,
+    examples: ['linkplane login --api-url https://api.example.com', 'printf %s "$KEY" | linkplane login --profile staging --api-url https://api.staging.example.com'],
+    env: 'api',
+  },
+  {
+    name: 'logout',
+    synopsis: '[--profile NAME]',
+    summary: 'remove a saved profile (the key itself stays valid until revoked)',
+    flags: [['--profile NAME', 'the profile to remove (default: default)']],
+    args: 0,
+    examples: ['linkplane logout', 'linkplane logout --profile staging'],
+    env: 'api',
+  },
+  { name: 'profile list', synopsis: '', summary: 'the saved profiles (never their keys)', flags: [], args: 0, examples: ['linkplane profile list', 'linkplane profile list --json'], env: 'api' },
+  {
+    name: 'links create',
+    synopsis: '--url URL [--slug S] [--title T] [--domain-id ID] [--profile NAME]',
+    summary: 'create a short link through the API',
+    flags: [
+      ['--url URL', 'the destination (required)'],
+      ['--slug S', 'the path of the short link (default: generated)'],
+      ['--title T', 'a title to recognise it by'],
+      ['--domain-id ID', 'a custom domain of the workspace (default: the default domain)'],
+      ['--profile NAME', 'the saved profile to use'],
+    ],
+    args: 0,
+    examples: ['linkplane links create --url https://example.com/launch', 'linkplane links create --url https://example.com --slug spring --json'],
+    env: 'api',
+    required: ['url'],
+  },
+  {
+    name: 'links list',
+    synopsis: '[--limit N] [--all] [--search Q] [--profile NAME]',
+    summary: 'the newest links of the workspace, or all of them',
+    flags: [
+      ['--limit N', 'how many (1 to 100, default 20); with --all, the size of each page fetched'],
+      ['--all', 'every link, page after page'],
+      ['--search Q', 'only links whose slug, destination, title or note contains Q (any case)'],
+      ['--profile NAME', 'the saved profile to use'],
+    ],
+    args: 0,
+    examples: ['linkplane links list', 'linkplane links list --all --json > links.json'],
+    env: 'api',
+  },
+  {
+    name: 'links get',
+    synopsis: 'ID [--profile NAME]',
+    summary: 'one link',
+    flags: [['--profile NAME', 'the saved profile to use']],
+    args: 1,
+    examples: ['linkplane links get lnk_…', 'linkplane links get lnk_… --json'],
+    env: 'api',
+  },
+  {
+    name: 'analytics summary',
+    synopsis: '[--link ID] [--interval 24h|7d|30d|90d|12mo|all | --start ISO --end ISO] [--timezone TZ] [--profile NAME]',
+    summary: 'clicks, unique visitors, conversions and revenue of a range, with the period before',
+    flags: [
+      ['--link ID', 'only this link'],
+      ['--interval I', '24h, 7d, 30d (default), 90d, 12mo or all'],
+      ['--start ISO', 'range start (with --end, instead of --interval)'],
+      ['--end ISO', 'range end, exclusive'],
+      ['--timezone TZ', "an IANA time zone (default the workspace's)"],
+      ['--profile NAME', 'the saved profile to use'],
+    ],
+    args: 0,
+    examples: ['linkplane analytics summary --interval 7d', 'linkplane analytics summary --link lnk_… --json'],
+    env: 'api',
+  },
+  {
     name: 'import',
     synopsis: '<source> [--token T] [--base-url URL] [--file PATH] [--param NAME=VALUE ...] [--dry-run] [--domains create|default] [--on-slug-clash error|suffix] [--no-wait]',
     summary: `import links from another service through the API (${SOURCE_KINDS.join(', ')})`,
@@ -129,6 +206,7 @@ export const COMMANDS: CommandHelp[] = [
       ['--domains D', 'create (default: missing domains are created, unverified) or default (use the default domain)'],
       ['--on-slug-clash C', 'error (default: the row fails) or suffix (a free slug is chosen)'],
       ['--no-wait', 'start the job and print it, without following it'],
+      ['--profile NAME', 'the saved profile to use'],
     ],
     args: 1,
     examples: ['linkplane import bitly --token "$BITLY_TOKEN"', 'linkplane import shlink --base-url https://s.example.com --token "$SHLINK_KEY" --dry-run', 'linkplane import csv --file links.csv'],
@@ -141,6 +219,7 @@ export const COMMANDS: CommandHelp[] = [
     flags: [
       ['--format F', 'csv (default) or jsonl (lossless, one link a line)'],
       ['--output FILE', 'write to FILE instead of stdout (nothing is left behind if the API refuses)'],
+      ['--profile NAME', 'the saved profile to use'],
     ],
     args: 0,
     examples: ['linkplane export --format jsonl > links.jsonl', 'linkplane export --output links.csv'],
@@ -151,7 +230,10 @@ export const COMMANDS: CommandHelp[] = [
 const DB_ENV =
   'Environment: MONGODB_URI (default mongodb://127.0.0.1:27017/?directConnection=true), MONGODB_DB (linkplane),\n' +
   'NATS_URL (nats://127.0.0.1:4222) and NATS_PREFIX, to broadcast a revocation to running processes.';
-const API_ENV = 'Environment: LINKPLANE_API_URL (default http://127.0.0.1:8080) and LINKPLANE_API_KEY, an API key of the workspace.';
+const API_ENV =
+  'API: the profile named by --profile or LINKPLANE_PROFILE (saved by `linkplane login`); else LINKPLANE_API_KEY with\n' +
+  'LINKPLANE_API_URL (default http://127.0.0.1:8080); else the profile "default". Profiles are kept in\n' +
+  '$XDG_CONFIG_HOME/linkplane/config.json (default ~/.config/linkplane/config.json), readable by you only.';
 
 export function findCommand(positionals: string[]): CommandHelp | undefined {
   const [noun, verb] = positionals;
@@ -174,8 +256,9 @@ const pad = (rows: Array<[string, string]>): string => {
 };
 
 export function generalHelp(): string {
-  return `linkplane: administer a Linkplane (tenancy, keys, analytics) against its database, and move links in and out
-through its API. Every command prints JSON on stdout, except export (the file itself).
+  return `linkplane: administer a Linkplane (tenancy, keys, analytics) against its database, and work with a running
+Linkplane through its API (links, analytics, imports and exports) with a saved profile. The database commands print
+JSON; the API commands print text for people, or JSON with --json; export prints the file itself.
 
 Usage: linkplane <command> [flags]
 
@@ -185,6 +268,7 @@ ${pad(COMMANDS.map((c) => [c.name, c.summary]))}
 Flags:
 ${pad([
   ['-h, --help', 'help for linkplane or a command'],
+  ['--json', 'print the answer as JSON (the API commands; the others always do)'],
   ['-v, --version', 'the version of linkplane'],
 ])}
 

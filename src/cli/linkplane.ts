@@ -1,50 +1,22 @@
 // `linkplane`: tenancy administration against the same MongoDB as the processes (MONGODB_URI; by default the
-// all-in-one's devdb on 127.0.0.1:27017), and import/export through a running Linkplane's API. Every command prints
-// JSON on stdout; a refusal prints a JSON envelope on stderr and exits 1, an unreachable database or API a sentence
-// and exits 1, a mistake on the command line a one-line error and a hint and exits 2. `--help`, `help [command]` and
-// `--version` print on stdout and exit 0.
+// all-in-one's devdb on 127.0.0.1:27017), and links, analytics, import and export through a running Linkplane's API
+// with a saved profile (`linkplane login`). The database commands print JSON on stdout; the API commands text for
+// people, or JSON with --json. A refusal prints the API's error (the JSON envelope with --json) on stderr and exits
+// 1, an unreachable database or API a sentence and exits 1, a mistake on the command line a one-line error and a
+// hint and exits 2. `--help`, `help [command]` and `--version` print on stdout and exit 0.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { MongoClient } from 'mongodb';
-import { connect } from '@nats-io/transport-node';
-import { pino } from 'pino';
-import { AppError, NotFoundError, ValidationError } from '../platform/errors.ts';
-import { isEmail } from '../platform/email.ts';
-import { KeyStore, type ApiKeyDoc } from '../tenancy/key.store.ts';
-import { KeyService } from '../tenancy/key.service.ts';
-import { ALL_SCOPES, SCOPE_AREAS, parseScopeList } from '../tenancy/scopes.ts';
-import { WorkspaceStore } from '../tenancy/workspace.store.ts';
-import { UsageStore } from '../tenancy/usage.store.ts';
-import { WorkspaceService } from '../workspace/workspace.service.ts';
-import { PLANS } from '../tenancy/plans.ts';
-import { PartnerStore } from '../tenancy/partner.store.ts';
-import { createPartner } from '../partner/partner.service.ts';
-import { Subjects, natsServers } from '../platform/nats.ts';
-import { keyInfo } from '../keys/key.routes.ts';
-import { ClickStore } from '../clicks/click.store.ts';
-import { RollupStore, RollupWriter } from '../analytics/rollup.store.ts';
-import { rebuildRollups } from '../analytics/rebuild.ts';
-import { UserStore } from '../tenancy/user.store.ts';
-import { MembershipStore, type Role } from '../tenancy/membership.store.ts';
-import { createUser, generatePassword, grant } from '../users/accounts.ts';
+import { AppError } from '../platform/errors.ts';
 import { ApiRefusal, ImportUsageError, runImport } from './import-command.ts';
 import { ApiUnreachable } from './api-client.ts';
 import { ExportUsageError, runExport } from './export-command.ts';
+import { Failure, UsageError, required } from './cli-errors.ts';
 import { commandHelp, commandsUnder, findCommand, flagNames, generalHelp, groupHelp, type CommandHelp } from './commands.ts';
-
-/** A mistake on the command line: printed as one line, with a hint to the help that would have avoided it. */
-class UsageError extends Error {
-  hint: string | null;
-  constructor(message: string, hint: string | null = null) {
-    super(message);
-    this.hint = hint;
-  }
-}
-
-/** A failure at run time that is not a refusal (the database or the API cannot be reached): a sentence, exit 1. */
-class Failure extends Error {}
+import { LinkplaneConnectionError, LinkplaneError } from '../../sdk/src/index.ts';
+import { ApiUsageError, analyticsSummary, linksCreate, linksGet, linksList, login, logout, profileList } from './api-commands.ts';
+import { ProfileError, credentials } from './profiles.ts';
 
 
 /** The API's own error envelope, printed as it came. */
@@ -53,6 +25,17 @@ class ApiAnswer extends Error {
   constructor(body: unknown) {
     super('the API refused the request');
     this.body = body;
+  }
+}
+
+/** A refusal met by an API command: the envelope as JSON with --json, else a sentence and the failing fields. */
+class ApiRefused extends Error {
+  readonly error: LinkplaneError;
+  readonly json: boolean;
+  constructor(error: LinkplaneError, json: boolean) {
+    super(error.message);
+    this.error = error;
+    this.json = json;
   }
 }
 
@@ -66,7 +49,12 @@ interface Io {
   /** Raw text to stderr, and whether it is a terminal (the export's progress line). */
   writeErr?: (text: string) => void;
   stderrTty?: boolean;
+  /** `linkplane login`'s key: from a prompt that does not echo, or piped on stdin. */
+  readKey?: () => Promise<string>;
 }
+
+/** Flags every command takes. */
+const GLOBAL_FLAGS = ['help', 'version', 'json'];
 
 const GLOBAL_HINT = 'Run `linkplane help` to see the commands.';
 const hintFor = (command: CommandHelp): string => `Run \`linkplane ${command.name} --help\` for its usage.`;
@@ -115,6 +103,21 @@ function parseCommandLine(argv: string[]) {
         'no-wait': { type: 'boolean' },
         format: { type: 'string' },
         output: { type: 'string', short: 'o' },
+        json: { type: 'boolean' },
+        profile: { type: 'string' },
+        'api-url': { type: 'string' },
+        url: { type: 'string' },
+        slug: { type: 'string' },
+        title: { type: 'string' },
+        'domain-id': { type: 'string' },
+        limit: { type: 'string' },
+        all: { type: 'boolean' },
+        search: { type: 'string' },
+        link: { type: 'string' },
+        interval: { type: 'string' },
+        start: { type: 'string' },
+        end: { type: 'string' },
+        timezone: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -146,7 +149,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     const unknown = group.length > 0 ? `${positionals[0]} ${positionals[1]}` : positionals[0];
     throw new UsageError(`unknown command "${unknown}"`, group.length > 0 ? `Run \`linkplane help ${positionals[0]}\` to see them.` : GLOBAL_HINT);
   }
-  const allowed = new Set(flagNames(command));
+  const allowed = new Set([...flagNames(command), ...GLOBAL_FLAGS]);
   const given = Object.keys(values).filter((flag) => !allowed.has(flag));
   if (given.length > 0) throw new UsageError(`\`linkplane ${command.name}\` takes no --${given[0]} flag`, hintFor(command));
   const missing = (command.required ?? []).find((flag) => values[flag as keyof typeof values] === undefined || values[flag as keyof typeof values] === '');
@@ -173,8 +176,14 @@ function helpFor(asked: string[]): string {
 
 async function runCommand(command: CommandHelp, values: ReturnType<typeof parseCommandLine>['values'], positionals: string[], io: Io): Promise<number> {
   const [noun, verb, arg] = positionals;
-  if (noun === 'plans') return print(io, Object.values(PLANS));
-  if (noun === 'key' && verb === 'scopes') return print(io, { scopes: ALL_SCOPES, areas: SCOPE_AREAS });
+  if (noun === 'plans') return print(io, Object.values((await import('../tenancy/plans.ts')).PLANS));
+  if (command.env === 'api' && noun !== 'import' && noun !== 'export') return runApiCommand(command, values, arg, io);
+  // A saved profile stands for LINKPLANE_API_URL and LINKPLANE_API_KEY (import and export read those).
+  if (noun === 'import' || noun === 'export') io = { ...io, env: profileEnv(values.profile, io.env) };
+  if (noun === 'key' && verb === 'scopes') {
+    const { ALL_SCOPES, SCOPE_AREAS } = await import('../tenancy/scopes.ts');
+    return print(io, { scopes: ALL_SCOPES, areas: SCOPE_AREAS });
+  }
   if (noun === 'import') {
     // Through the API, not the database: the job is created as any client would, and run by the workers.
     try {
@@ -202,134 +211,51 @@ async function runCommand(command: CommandHelp, values: ReturnType<typeof parseC
     }
   }
 
-  const uri = io.env.MONGODB_URI || 'mongodb://127.0.0.1:27017/?directConnection=true';
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000, appName: 'linkplane-cli' });
+  // The database commands load the database and server modules only now: the API commands start without them.
+  const { runDbCommand } = await import('./db-commands.ts');
+  return runDbCommand(command, values, arg, io);
+}
+
+/** The commands of api-commands.ts, their failures turned into this file's (exit 1 or 2). */
+async function runApiCommand(command: CommandHelp, values: ReturnType<typeof parseCommandLine>['values'], arg: string | undefined, io: Io): Promise<number> {
+  const apiIo = {
+    json: values.json === true,
+    env: io.env,
+    write: io.write ?? ((text: string) => process.stdout.write(text)),
+    readKey: io.readKey ?? (() => Promise.reject(new Failure('no way to read a key here'))),
+  };
   try {
-    await client.connect();
-  } catch (error) {
-    throw new Failure(`cannot reach MongoDB at ${uri} (is \`make run\` running, or MONGODB_URI set?): ${(error as Error).message}`, { cause: error });
-  }
-  try {
-    const db = client.db(io.env.MONGODB_DB || 'linkplane');
-    const workspaces = new WorkspaceStore(db);
-    const partners = new PartnerStore(db);
-    const keyStore = new KeyStore(db);
-    const keys = new KeyService({
-      keys: keyStore,
-      workspaces,
-      partners,
-      logger: pino({ level: 'silent' }),
-      cacheTtlMs: 0,
-      defaultRateLimits: { workspacePerMinute: 600, partnerPerMinute: 1200 },
-    });
     switch (command.name) {
-      case 'workspace create': {
-        const service = new WorkspaceService({ workspaces, partners, usage: new UsageStore(db), defaultRatePerMinute: 600 });
-        const ws = await service.create({ name: required(values.name, '--name'), planId: values.plan, partnerId: values.partner ?? null, ownerEmail: values.email ?? null });
-        return print(io, { id: ws._id, name: ws.name, plan: ws.plan_id, partner_id: ws.partner_id, owner_email: ws.owner_email ?? null, created_at: ws.created_at });
-      }
-      case 'partner create': {
-        const partner = await createPartner(partners, { name: required(values.name, '--name'), ownerEmail: values.email ?? null });
-        return print(io, { id: partner._id, name: partner.name, owner_email: partner.owner_email ?? null, created_at: partner.created_at });
-      }
-      case 'user create': {
-        const role = (values.role ?? 'owner') as Role;
-        if (role !== 'owner' && role !== 'member') throw new UsageError('--role must be owner or member');
-        const users = new UserStore(db);
-        const memberships = new MembershipStore(db);
-        await Promise.all([users.ensureIndexes(), memberships.ensureIndexes()]);
-        const email = required(values.email, '--email');
-        if (!isEmail(email.trim())) throw new ValidationError([{ path: 'email', message: 'must be an e-mail address (name@example.com)' }]);
-        const targets = {
-          exists: async (kind: 'workspace' | 'partner', id: string) => (kind === 'workspace' ? await workspaces.findById(id) : await partners.findById(id)) !== null,
-        };
-        // Checked before the account exists, so a typo in an id leaves nothing behind.
-        if (values.workspace && !(await targets.exists('workspace', values.workspace))) throw new NotFoundError('workspace');
-        if (values.partner && !(await targets.exists('partner', values.partner))) throw new NotFoundError('partner');
-        const password = values.password ?? generatePassword();
-        const user = await createUser(users, { email, name: values.name ?? null, password });
-        const granted: Array<{ kind: string; id: string; role: Role }> = [];
-        for (const [kind, id] of [['workspace', values.workspace], ['partner', values.partner]] as const) {
-          if (!id) continue;
-          await grant(memberships, targets, { userId: user._id, kind, targetId: id, role });
-          granted.push({ kind, id, role });
-        }
-        return print(io, {
-          id: user._id,
-          email: user.email,
-          name: user.name,
-          memberships: granted,
-          ...(values.password === undefined ? { password, note: 'The password is shown only now; it is stored as a hash.' } : {}),
-        });
-      }
-      case 'key create': {
-        if (Boolean(values.workspace) === Boolean(values.partner)) throw new UsageError('key create needs exactly one of --workspace ID or --partner ID');
-        const { scopes, unknown } = parseScopeList(required(values.scopes, '--scopes'));
-        if (unknown.length > 0) {
-          throw new ValidationError(unknown.map((s) => ({ path: 'scopes', message: `unknown scope "${s}" (see \`linkplane key scopes\`)` })));
-        }
-        const expiresAt = values['expires-at'] === undefined ? null : parseDate(values['expires-at']);
-        const created = await keys.create({
-          kind: values.workspace ? 'workspace' : 'partner',
-          ownerId: (values.workspace ?? values.partner)!,
-          scopes,
-          name: values.name ?? null,
-          expiresAt,
-        });
-        return print(io, { key: created.key, ...view(created.record), note: 'The key is shown only now; it is stored as a hash.' });
-      }
-      case 'key list': {
-        const filter = values.workspace ? { workspace_id: values.workspace } : values.partner ? { partner_id: values.partner } : {};
-        return print(io, { data: (await keyStore.list(filter)).map(view) });
-      }
-      case 'key revoke': {
-        const revoked = await keys.revoke(required(arg, 'ID'), null);
-        const broadcast = await broadcastRevocation(io.env, revoked._id);
-        return print(io, { ...view(revoked), broadcast });
-      }
-      case 'analytics rebuild': {
-        const clicks = new ClickStore(db);
-        const store = new RollupStore(db);
-        await Promise.all([clicks.ensureIndexes(), store.ensureIndexes()]);
-        const writer = new RollupWriter({ client, store, clicks: clicks.clicks });
-        return print(io, await rebuildRollups({ db, clicks: clicks.clicks, store, writer, workspaceId: values.workspace ?? null, full: values.full === true }));
-      }
-      default:
-        throw new Failure(`\`linkplane ${command.name}\` has no implementation`);
+      case 'login': await login(values, apiIo); break;
+      case 'logout': logout(values, apiIo); break;
+      case 'profile list': profileList(apiIo); break;
+      case 'links create': await linksCreate(values, apiIo); break;
+      case 'links list': await linksList(values, apiIo); break;
+      case 'links get': await linksGet(required(arg, 'ID'), values, apiIo); break;
+      case 'analytics summary': await analyticsSummary(values, apiIo); break;
+      default: throw new Failure(`\`linkplane ${command.name}\` has no implementation`);
     }
-  } finally {
-    await client.close();
+    return 0;
+  } catch (error) {
+    if (error instanceof ApiUsageError) throw new UsageError(error.message);
+    if (error instanceof ProfileError) throw new Failure(error.message);
+    if (error instanceof LinkplaneConnectionError) throw new Failure(`${error.message} (is it running, or the profile's API URL right?)`);
+    if (error instanceof LinkplaneError) throw new ApiRefused(error as LinkplaneError, apiIo.json);
+    throw error;
   }
 }
 
-function view(key: Omit<ApiKeyDoc, 'key_hash'>): Record<string, unknown> {
-  return { ...keyInfo(key), revoked_at: key.revoked_at?.toISOString() ?? null };
-}
-
-/** Running processes cache keys; this tells every one of them to drop the revoked key now. */
-async function broadcastRevocation(env: Record<string, string | undefined>, id: string): Promise<boolean> {
+/** The environment import and export run with: the chosen profile's URL and key, when a profile is chosen or saved. */
+function profileEnv(profile: string | undefined, env: Record<string, string | undefined>): Record<string, string | undefined> {
   try {
-    const nc = await connect({ servers: natsServers(env.NATS_URL || 'nats://127.0.0.1:4222'), timeout: 2000, name: 'linkplane-cli' });
-    nc.publish(new Subjects(env.NATS_PREFIX ?? '').cacheInvalidate, JSON.stringify({ kind: 'api_key', id }));
-    await nc.drain();
-    return true;
-  } catch {
-    // Without NATS the running processes notice at their key cache's expiry (KEY_CACHE_TTL_MS, 60 s by default).
-    return false;
+    const { apiUrl, apiKey } = credentials(profile, env);
+    return { ...env, LINKPLANE_API_URL: apiUrl, LINKPLANE_API_KEY: apiKey };
+  } catch (error) {
+    // Nothing saved and no key in the environment: the command says what it needs, as it always did.
+    if (error instanceof ProfileError && profile === undefined && !env.LINKPLANE_PROFILE) return env;
+    if (error instanceof ProfileError) throw new Failure(error.message);
+    throw error;
   }
-}
-
-function required(value: string | undefined, flag: string): string {
-  if (value === undefined || value === '') throw new UsageError(`missing ${flag}`);
-  return value;
-}
-
-function parseDate(text: string): Date {
-  const date = new Date(text);
-  if (Number.isNaN(date.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(text)) {
-    throw new ValidationError([{ path: 'expires_at', message: 'must be an ISO 8601 date-time' }]);
-  }
-  return date;
 }
 
 /** Help or the version, asked for: text on stdout. */
@@ -343,6 +269,41 @@ function print(io: Io, value: unknown): number {
   return 0;
 }
 
+/**
+ * The key for `linkplane login`: on a terminal, typed at a prompt on stderr without echo; piped, the first line of
+ * stdin (so it never has to be on the command line, where other users' `ps` would see it).
+ */
+async function readKey(): Promise<string> {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) {
+    let text = '';
+    for await (const chunk of stdin) text += (chunk as Buffer).toString('utf8');
+    return text.split('\n')[0] ?? '';
+  }
+  process.stderr.write('API key (lp_live_… or lpp_live_…, not shown): ');
+  stdin.setRawMode(true);
+  stdin.setEncoding('utf8');
+  return new Promise((resolve, reject) => {
+    let key = '';
+    const done = (): void => {
+      stdin.setRawMode(false);
+      stdin.pause();
+      stdin.off('data', onData);
+      process.stderr.write('\n');
+    };
+    const onData = (data: string): void => {
+      for (const ch of data) {
+        if (ch === '\r' || ch === '\n') { done(); resolve(key); return; }
+        if (ch === '\u0003') { done(); reject(new UsageError('login cancelled')); return; }
+        if (ch === '\u007f' || ch === '\b') key = key.slice(0, -1);
+        else key += ch;
+      }
+    };
+    stdin.on('data', onData);
+    stdin.resume();
+  });
+}
+
 if (import.meta.main) {
   runCli(process.argv.slice(2), {
     out: (v) => console.log(JSON.stringify(v, null, 2)),
@@ -351,6 +312,7 @@ if (import.meta.main) {
     write: (text) => process.stdout.write(text),
     writeErr: (text) => process.stderr.write(text),
     stderrTty: process.stderr.isTTY,
+    readKey,
   })
     .then((code) => process.exit(code))
     .catch((error: unknown) => {
@@ -365,6 +327,14 @@ if (import.meta.main) {
       }
       if (error instanceof ApiAnswer) {
         console.error(JSON.stringify(error.body, null, 2));
+        process.exit(1);
+      }
+      if (error instanceof ApiRefused) {
+        if (error.json) console.error(JSON.stringify(error.error.body, null, 2));
+        else {
+          console.error(`linkplane: ${error.error.message} (${error.error.code}, HTTP ${error.error.status})`);
+          for (const d of error.error.details) console.error(`  ${d.path}: ${d.message}`);
+        }
         process.exit(1);
       }
       const body =

@@ -184,6 +184,12 @@ export interface Config {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * Told the default of each variable as it is read: how scripts/config-docs.ts shows the defaults in
+ * docs/configuration.md from the code that applies them, so the page cannot state another.
+ */
+export type DefaultObserver = (name: string, fallback: string) => void;
+
 export class ConfigError extends Error {
   readonly problems: readonly string[];
   constructor(problems: string[]) {
@@ -197,11 +203,14 @@ export class ConfigError extends Error {
 class Reader {
   readonly problems: string[] = [];
   private readonly env: Env;
-  constructor(env: Env) {
+  private readonly observe: DefaultObserver | undefined;
+  constructor(env: Env, observe?: DefaultObserver) {
     this.env = env;
+    this.observe = observe;
   }
 
   string(name: string, fallback: string): string {
+    this.observe?.(name, fallback);
     const raw = this.env[name];
     if (raw === undefined || raw === '') return fallback;
     return raw;
@@ -213,6 +222,7 @@ class Reader {
   }
 
   int(name: string, fallback: number, min: number, max: number): number {
+    this.observe?.(name, String(fallback));
     const raw = this.env[name];
     if (raw === undefined || raw === '') return fallback;
     if (!/^-?\d+$/.test(raw.trim())) {
@@ -228,6 +238,7 @@ class Reader {
   }
 
   oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    this.observe?.(name, fallback);
     const raw = this.env[name];
     if (raw === undefined || raw === '') return fallback;
     if (!(allowed as readonly string[]).includes(raw)) {
@@ -238,6 +249,7 @@ class Reader {
   }
 
   boolean(name: string, fallback: boolean): boolean {
+    this.observe?.(name, String(fallback));
     const raw = this.env[name];
     if (raw === undefined || raw === '') return fallback;
     if (raw === 'true' || raw === 'false') return raw === 'true';
@@ -299,8 +311,8 @@ function parseDuration(text: string): number | null {
   return ms >= 1 && ms <= 30 * 86_400_000 ? ms : null;
 }
 
-export function loadConfig(process: ProcessName, env: Env = globalThis.process.env): Config {
-  const r = new Reader(env);
+export function loadConfig(process: ProcessName, env: Env = globalThis.process.env, observe?: DefaultObserver): Config {
+  const r = new Reader(env, observe);
   const nodeEnv = r.oneOf('NODE_ENV', process === 'all-in-one' ? 'development' : 'production', [
     'development',
     'production',

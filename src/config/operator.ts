@@ -1,6 +1,6 @@
 // The operator's configuration: read once from the environment, every bad variable named together, frozen.
 import { hostname } from 'node:os';
-import { ConfigError } from './config.ts';
+import { ConfigError, type DefaultObserver } from './config.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -62,9 +62,10 @@ function withPort(host: string, port: string | undefined): ResolverAddress | nul
   return value >= 1 && value <= PORT_MAX ? { host, port: value } : null;
 }
 
-export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
+export function loadOperatorConfig(env: Env = process.env, observe?: DefaultObserver): OperatorConfig {
   const problems: string[] = [];
   const text = (name: string, fallback: string): string => {
+    observe?.(name, fallback);
     const raw = env[name];
     return raw === undefined || raw.trim() === '' ? fallback : raw.trim();
   };
@@ -73,6 +74,7 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     return raw === undefined || raw.trim() === '' ? null : raw.trim();
   };
   const int = (name: string, fallback: number, min: number, max: number): number => {
+    observe?.(name, String(fallback));
     const raw = optional(name);
     if (raw === null) return fallback;
     const value = Number(raw);
@@ -83,6 +85,7 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     return value;
   };
   const oneOf = <T extends string>(name: string, fallback: T, allowed: readonly T[]): T => {
+    observe?.(name, fallback);
     const raw = optional(name);
     if (raw === null) return fallback;
     if (!(allowed as readonly string[]).includes(raw)) {

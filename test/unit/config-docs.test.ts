@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../../src/config/config.ts';
 import { loadOperatorConfig } from '../../src/config/operator.ts';
+import { ENV_VARIABLES } from '../../src/config/variables.ts';
+import { generatePage, observedDefaults } from '../../scripts/config-docs.ts';
 
 const PAGE = new URL('../../docs/configuration.md', import.meta.url);
 const SOURCES = ['../../src/config/config.ts', '../../src/config/link-safety.ts', '../../src/config/operator.ts'];
@@ -37,5 +39,27 @@ describe('configuration reference (docs/configuration.md)', () => {
     const variables = variablesRead();
     expect(variables).to.include.members(['MONGODB_URI', 'NODE_ENV', 'OIDC_CLIENT_SECRET', 'POD_NAME', 'KUBERNETES_SERVICE_HOST']);
     expect(variables.filter((name) => !page.includes(`\`${name}\``))).to.deep.equal([]);
+  });
+
+  it('is written from the schema: every variable read is in src/config/variables.ts, and every one there is read', () => {
+    const rows = Object.values(ENV_VARIABLES).flat();
+    const listed = new Set(rows.flatMap((row) => row.names));
+    // A variable that only steers another's default (KUBERNETES_SERVICE_HOST) is named in that default's words.
+    const named = new Set(rows.flatMap((row) => [...`${row.default ?? ''} ${row.meaning}`.matchAll(/`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)`/g)].map((m) => m[1]!)));
+    const read = variablesRead();
+    expect(read.filter((name) => !listed.has(name) && !named.has(name)), 'read but not in the schema').to.deep.equal([]);
+    expect([...listed].filter((name) => !read.includes(name)), 'in the schema but read by no loader').to.deep.equal([]);
+  });
+
+  it('shows the defaults the loaders apply, taken from them (the loaders tell each default as they read it)', () => {
+    const seen = observedDefaults();
+    expect(seen.get('RATE_LIMIT_WORKSPACE_PER_MIN')?.get('api')).to.equal('600');
+    expect(seen.get('HOST')?.get('all-in-one')).to.equal('127.0.0.1');
+    expect(seen.get('LEASE_DURATION_MS')?.get('operator')).to.equal('15000');
+  });
+
+  it('is exactly what scripts/config-docs.ts writes (run `npm run docs:config` after changing a variable)', () => {
+    const page = readFileSync(PAGE, 'utf8');
+    expect(generatePage(page) === page, 'docs/configuration.md differs from the generated tables').to.equal(true);
   });
 });

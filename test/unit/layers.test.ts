@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { check, folderEdges, specifiers } from '../../scripts/layers.ts';
+import { check, folderEdges, sdkEscapes, specifiers } from '../../scripts/layers.ts';
 
 /** A throwaway src/ tree: path → file text. */
 function tree(files: Record<string, string>): string {
@@ -15,6 +15,15 @@ function tree(files: Record<string, string>): string {
 }
 
 describe('layers check', () => {
+  it('refuses an SDK file importing from outside the SDK (server code), and lets packages and its own files through', () => {
+    const sdk = tree({
+      'client.ts': "import createClient from 'openapi-fetch';\nimport { x } from './errors.ts';\nimport { createHmac } from 'node:crypto';",
+      'errors.ts': "import type { ErrorCode } from '../../src/platform/errors.ts';\nexport const x = 1;",
+      'generated/types.ts': "import type { x } from '../errors.ts';",
+    });
+    expect(sdkEscapes(sdk).map((e) => e.replace(/^.*?(errors\.ts|client\.ts|types\.ts) → /, '$1 → '))).to.deep.equal(['errors.ts → ../../src/platform/errors.ts']);
+  });
+
   it('reads every form of import: static, type-only, re-export, dynamic, import types', () => {
     const text = [
       "import { a } from './a.ts';",
