@@ -14,6 +14,7 @@ import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
 import { normaliseHostname, type ConnectableHostname, type HostnamePolicy } from './hostname.ts';
 import { DomainObjectExistsError, type KubeDomains } from './kube-domains.ts';
 import type { DomainDoc, DomainStore } from './domain.store.ts';
+import type { DomainTlsStore } from './tls.store.ts';
 import { verificationRecord } from './verification.ts';
 import type { DnsRecord, Domain, DomainCreate, DomainList } from './domain.schemas.ts';
 
@@ -28,8 +29,13 @@ export interface RecordTargets {
 
 export interface DomainServiceDeps {
   domains: DomainStore;
-  /** Null without a cluster: domains can be listed, not connected. */
+  /** Null without a cluster: domains are then connected only when `tls` is set, else listed only. */
   kube: KubeDomains | null;
+  /**
+   * Set when the platform provisions custom domains itself (ACME_DIRECTORY_URL): a connected domain is taken up by
+   * the worker (DNS check, certificate) instead of a `Domain` object; its TLS state goes with it on delete.
+   */
+  tls?: DomainTlsStore | null;
   /** Null in tools that run without NATS; the api always has it. */
   bus: CacheBus | null;
   /** The default short domain's hostname (shown first in the list). */
@@ -96,7 +102,9 @@ export class DomainService {
     // The hostname is checked first: a malformed one is 422 whether or not a cluster is configured.
     const name = normaliseHostname(input.hostname, this.d.policy);
     const kube = this.d.kube;
-    if (!kube) throw new NotConfiguredError('Custom domains (a Kubernetes cluster running the Linkplane operator)');
+    if (!kube && !this.d.tls) {
+      throw new NotConfiguredError('Custom domains (a Kubernetes cluster running the Linkplane operator, or ACME_DIRECTORY_URL for certificates obtained by the platform)');
+    }
     // Checked before writing for a clean refusal, and again after: two concurrent creates at the limit cannot both stay.
     if ((await this.d.domains.count(workspaceId)) >= limit) throw new QuotaExceededError('domains', limit);
 
@@ -123,7 +131,8 @@ export class DomainService {
     }
     try {
       if ((await this.d.domains.count(workspaceId)) > limit) throw new QuotaExceededError('domains', limit);
-      await this.createObject(kube, doc);
+      // With ACME the worker finds the new pending domain at its next round; there is no object to create.
+      if (kube) await this.createObject(kube, doc);
     } catch (error) {
       await this.d.domains.delete(workspaceId, doc._id);
       throw error;
@@ -153,6 +162,7 @@ export class DomainService {
     const doc = await this.getForPartner(partnerId, id);
     await this.d.kube?.delete(doc.hostname, doc._id);
     if (!(await this.d.domains.delete(partnerId, id))) throw new NotFoundError('domain');
+    await this.d.tls?.remove(id);
     await this.d.bus?.publish({ kind: 'domain', id, keys: [doc.hostname] });
   }
 
@@ -171,6 +181,8 @@ export class DomainService {
     // Without a cluster there is no object to remove (the domain was connected while one was configured).
     await this.d.kube?.delete(doc.hostname, doc._id);
     if (!(await this.d.domains.delete(doc.workspace_id, id))) throw new NotFoundError('domain');
+    // The certificate and its key go with the domain (a crash in between leaves an orphan the worker removes).
+    await this.d.tls?.remove(id);
     await this.d.bus?.publish({ kind: 'domain', id, keys: [doc.hostname] });
   }
 
