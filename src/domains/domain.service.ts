@@ -14,7 +14,7 @@ import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
 import { normaliseHostname, type ConnectableHostname, type HostnamePolicy } from './hostname.ts';
 import { DomainObjectExistsError, type KubeDomains } from './kube-domains.ts';
 import type { DomainDoc, DomainStore } from './domain.store.ts';
-import type { DomainTlsStore } from './tls.store.ts';
+import type { DomainTlsDoc, DomainTlsStore } from './tls.store.ts';
 import { verificationRecord } from './verification.ts';
 import type { DnsRecord, Domain, DomainCreate, DomainList } from './domain.schemas.ts';
 
@@ -137,14 +137,16 @@ export class DomainService {
       await this.d.domains.delete(workspaceId, doc._id);
       throw error;
     }
-    return view(doc);
+    return view(doc, this.d.tls ? null : undefined);
   }
 
   /** The default domain, the workspace's own, then its partner's (usable by its links, managed by the partner). */
   async list(principal: WorkspacePrincipal): Promise<DomainList> {
     const partnerId = principal.workspace.partner_id;
     const [docs, shared] = await Promise.all([this.d.domains.list(principal.workspace._id), partnerId ? this.d.domains.list(partnerId) : []]);
-    return { data: [this.defaultView(), ...docs.map(view), ...shared.map(view)], pagination: { next_cursor: null, has_more: false } };
+    const tls = await this.tlsOf([...docs, ...shared]);
+    const show = (doc: DomainDoc) => view(doc, tls === null ? undefined : (tls.get(doc._id) ?? null));
+    return { data: [this.defaultView(), ...docs.map(show), ...shared.map(show)], pagination: { next_cursor: null, has_more: false } };
   }
 
   /** A partner's own domains and every domain of its clients, oldest first (a single page). */
@@ -168,7 +170,8 @@ export class DomainService {
 
   async get(principal: WorkspacePrincipal, id: string): Promise<Domain> {
     if (id === DEFAULT_DOMAIN_ID) return this.defaultView();
-    return view(await this.find(principal, id));
+    const doc = await this.find(principal, id);
+    return view(doc, this.d.tls ? await this.d.tls.get(doc._id) : undefined);
   }
 
   /**
@@ -209,6 +212,13 @@ export class DomainService {
     }
   }
 
+  /** The TLS state of these domains by id, or null where the platform does not manage certificates. */
+  private async tlsOf(docs: DomainDoc[]): Promise<Map<string, DomainTlsDoc> | null> {
+    if (!this.d.tls) return null;
+    const rows = await this.d.tls.domains.find({ _id: { $in: docs.map((d) => d._id) } }).toArray();
+    return new Map(rows.map((row) => [row._id, row]));
+  }
+
   private async find(principal: WorkspacePrincipal, id: string): Promise<DomainDoc> {
     const doc = await this.d.domains.findById(principal.workspace._id, id);
     if (!doc) throw new NotFoundError('domain');
@@ -229,7 +239,14 @@ export class DomainService {
   }
 }
 
-export function view(doc: DomainDoc): Domain {
+/** The `certificate` field: only where the platform manages TLS (`tls` given; undefined elsewhere, then omitted). */
+function certificateView(tls: DomainTlsDoc | null | undefined): Domain['certificate'] {
+  const cert = tls?.certificate;
+  if (!cert) return null;
+  return { issuer: cert.issuer, not_before: cert.not_before.toISOString(), not_after: cert.not_after.toISOString(), renews_at: cert.renew_after.toISOString() };
+}
+
+export function view(doc: DomainDoc, tls?: DomainTlsDoc | null): Domain {
   return {
     id: doc._id,
     hostname: doc.hostname,
@@ -240,5 +257,6 @@ export function view(doc: DomainDoc): Domain {
     error: doc.error,
     created_at: doc.created_at.toISOString(),
     activated_at: doc.activated_at?.toISOString() ?? null,
+    ...(tls === undefined ? {} : { certificate: certificateView(tls) }),
   };
 }

@@ -108,6 +108,7 @@ describe('Custom domain with ACME: API → worker (DNS, Pebble) → redirect ove
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
     const id = created.body.id as string;
     expect(created.body.status).to.equal('pending_verification');
+    expect(created.body.certificate).to.equal(null);
     const records = created.body.records as Array<{ type: string; name: string; value: string }>;
     const txt = records.find((r) => r.type === 'TXT')!;
     expect(records.find((r) => r.type === 'A')).to.deep.include({ name: HOSTNAME, value: '127.0.0.1' });
@@ -127,6 +128,11 @@ describe('Custom domain with ACME: API → worker (DNS, Pebble) → redirect ove
     dns.zone.set(txt.name, { TXT: [txt.value] });
     dns.zone.set(HOSTNAME, { A: ['127.0.0.1'] });
     await eventually(async () => ((await call('GET', `/domains/${id}`)).body.status === 'active' ? true : undefined), `active in the API (pebble: ${pebble.output().slice(-2000)})`);
+
+    const active = (await call('GET', `/domains/${id}`)).body;
+    expect(active.error).to.equal(null);
+    expect(active.certificate).to.have.keys(['issuer', 'not_before', 'not_after', 'renews_at']);
+    expect(Date.parse(active.certificate.not_after) - Date.parse(active.certificate.not_before)).to.be.within((VALIDITY_SECONDS - 1) * 1000, (VALIDITY_SECONDS + 1) * 1000);
 
     const first = await handshake(tlsPort(), HOSTNAME, root);
     expect(first.ok, first.ok ? '' : first.error).to.equal(true);
