@@ -113,7 +113,7 @@ export class DomainTlsStore {
   async orphans(existing: (ids: string[]) => Promise<Set<string>>, limit: number): Promise<DomainTlsDoc[]> {
     const docs = await this.domains.find({}, { projection: { _id: 1, hostname: 1 } }).limit(limit).toArray();
     const alive = await existing(docs.map((d) => d._id));
-    return docs.filter((d) => !alive.has(d._id)) as DomainTlsDoc[];
+    return docs.filter((d) => !alive.has(d._id));
   }
 
   async putChallenge(doc: ChallengeDoc): Promise<void> {

@@ -97,10 +97,16 @@ const TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
 /** GET /.well-known/acme-challenge/<token> on the host being validated: the key authorization, else 404. */
 export function acmeChallenges(store: DomainTlsStore): Middleware {
   return async (ctx, next) => {
-    if (!ctx.path.startsWith(CHALLENGE_PREFIX) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    if (!ctx.path.startsWith(CHALLENGE_PREFIX) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) {
+      await next();
+      return;
+    }
     const token = ctx.path.slice(CHALLENGE_PREFIX.length);
     const answer = TOKEN.test(token) ? await store.challenge(token, bareHost(ctx.get('host'))) : null;
-    if (answer === null) return next();
+    if (answer === null) {
+      await next();
+      return;
+    }
     ctx.status = 200;
     ctx.type = 'text/plain';
     ctx.set('Cache-Control', 'no-store');
