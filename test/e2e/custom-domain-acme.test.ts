@@ -132,7 +132,8 @@ describe('Custom domain with ACME: API → worker (DNS, Pebble) → redirect ove
     const active = (await call('GET', `/domains/${id}`)).body;
     expect(active.error).to.equal(null);
     expect(active.certificate).to.have.keys(['issuer', 'not_before', 'not_after', 'renews_at']);
-    expect(Date.parse(active.certificate.not_after) - Date.parse(active.certificate.not_before)).to.be.within((VALIDITY_SECONDS - 1) * 1000, (VALIDITY_SECONDS + 1) * 1000);
+    const certificate = active.certificate as { not_before: string; not_after: string };
+    expect(Date.parse(certificate.not_after) - Date.parse(certificate.not_before)).to.be.within((VALIDITY_SECONDS - 1) * 1000, (VALIDITY_SECONDS + 1) * 1000);
 
     const first = await handshake(tlsPort(), HOSTNAME, root);
     expect(first.ok, first.ok ? '' : first.error).to.equal(true);
