@@ -139,6 +139,8 @@ export interface Config {
     readonly sweepIntervalMs: number;
     /** Part of a certificate's lifetime after which it is renewed (2/3: a 90-day certificate at day 60). */
     readonly renewAtFraction: number;
+    /** Delays before retrying a failed issuance or renewal; the last repeats (CAs limit failed validations). */
+    readonly issuanceBackoffMs: readonly number[];
     /** The DNS check, as the operator makes it: resolvers (empty: the system's), backoff, give-up time. */
     readonly dns: { readonly resolvers: readonly ResolverAddress[]; readonly backoffMs: readonly number[]; readonly giveUpAfterMs: number };
   };
@@ -477,6 +479,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
           : { directoryUrl: r.url('ACME_DIRECTORY_URL', '', ['https:', 'http:']), contactEmail: r.optional('ACME_CONTACT_EMAIL'), caFile: r.optional('ACME_CA_FILE') },
       sweepIntervalMs: r.int('TLS_SWEEP_INTERVAL_MS', 10_000, 50, 3_600_000),
       renewAtFraction: r.int('TLS_RENEW_AT_PERCENT', 67, 10, 95) / 100,
+      issuanceBackoffMs: r.durations('TLS_ISSUANCE_BACKOFF', '1m,5m,15m,1h,6h', 1, 20),
       dns: {
         resolvers: readResolvers(r),
         backoffMs: r.durations('DNS_CHECK_BACKOFF', '10s,30s,1m,5m,15m', 1, 20),

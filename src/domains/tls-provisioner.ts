@@ -97,12 +97,12 @@ export class TlsProvisioner {
 
   private async round(): Promise<void> {
     const batch = this.o.batch ?? 100;
-    const pending = await this.o.domains.collection
-      .find({ status: { $in: ['pending_verification', 'pending_ssl', 'error'] } })
-      .sort({ updated_at: 1 })
-      .limit(batch)
-      .toArray();
-    for (const doc of pending) {
+    // Every domain with work possibly due (each skipped cheaply when its next attempt is later); a DNS timeout waits
+    // for the customer to connect the domain again and is not even read.
+    const pending = this.o.domains.collection
+      .find({ $or: [{ status: { $in: ['pending_verification', 'pending_ssl'] } }, { status: 'error', 'error.reason': { $ne: DNS_TIMED_OUT } }] })
+      .sort({ updated_at: 1 });
+    for await (const doc of pending) {
       // An order can take a while: the lease is renewed between domains, and a replica that lost it stops here.
       if (!(await this.o.lease.acquire())) return;
       await this.guarded(doc.hostname, () => this.advance(doc));

@@ -135,6 +135,7 @@ export function buildWorker(infra: Infra): WorkerService {
           dnsBackoffMs: config.tls.dns.backoffMs,
           giveUpAfterMs: config.tls.dns.giveUpAfterMs,
           renewAtFraction: config.tls.renewAtFraction,
+          issuanceBackoffMs: config.tls.issuanceBackoffMs,
         });
 
   // Analytics rollups are counted exactly once per click: a batch's raw clicks are written in one transaction with

@@ -81,6 +81,7 @@ describe('Custom domain with ACME: API → worker (DNS, Pebble) → redirect ove
       TLS_RENEW_AT_PERCENT: '10',
       DNS_RESOLVERS: `127.0.0.1:${dns.port}`,
       DNS_CHECK_BACKOFF: '50ms',
+      TLS_ISSUANCE_BACKOFF: '300ms',
     };
     api = await startApi(env);
     redirect = await startRedirect(env);
@@ -166,9 +167,40 @@ describe('Custom domain with ACME: API → worker (DNS, Pebble) → redirect ove
     const types = (events.body.data as Array<{ type: string }>).map((e) => e.type).filter((t) => t.startsWith('domain.'));
     expect(types).to.deep.equal(['domain.activated', 'domain.pending_ssl']);
 
-    // Deleted: the certificate goes with it and the name no longer completes a handshake.
+    // Deleted: the certificate goes with it and the name no longer completes a handshake (a renewal may be in
+    // flight: the worker's next round removes what it stored after the delete).
     expect((await call('DELETE', `/domains/${id}`)).status).to.equal(204);
-    expect(await stored()).to.equal(null);
+    await eventually(async () => ((await stored()) === null ? true : undefined), 'the stored certificate removed', 10_000);
     await eventually(async () => ((await handshake(tlsPort(), HOSTNAME, root)).ok ? undefined : true), 'the handshake refused after delete', 10_000);
+  });
+  it('puts the domain in error with the CA\'s reason when HTTP-01 validation fails, and activates it once it passes', async () => {
+    const host = 'promo.tls-shop.example';
+    const created = await call('POST', '/domains', { hostname: host });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const id = created.body.id as string;
+    const txt = (created.body.records as Array<{ type: string; name: string; value: string }>).find((r) => r.type === 'TXT')!;
+    // Our check sees 127.0.0.1; every later answer (Pebble's) points at an address where nothing listens.
+    dns.zone.set(txt.name, { TXT: [txt.value] });
+    dns.zone.set(host, { A: ['127.0.0.1'], thenA: ['127.0.0.2'] });
+    const failed = await eventually(async () => {
+      const body = (await call('GET', `/domains/${id}`)).body;
+      return body.status === 'error' ? body : undefined;
+    }, 'error in the API');
+    expect(failed.error).to.deep.include({ reason: 'ChallengeFailed' });
+    expect((failed.error as { message: string }).message).to.contain(host);
+    expect(failed.certificate).to.equal(null);
+    expect(await worker.infra.stores.domainTls.challenges.countDocuments({ hostname: host }), 'the answer is withdrawn').to.equal(0);
+
+    // The customer fixes the record: the retry (TLS_ISSUANCE_BACKOFF) validates and the domain turns active.
+    dns.zone.set(host, { A: ['127.0.0.1'], thenA: ['127.0.0.1'] });
+    await eventually(async () => ((await call('GET', `/domains/${id}`)).body.status === 'active' ? true : undefined), 'active after the retry');
+    expect((await call('GET', `/domains/${id}`)).body.error).to.equal(null);
+    const root = await pebble.root();
+    expect((await handshake(tlsPort(), host, root)).ok).to.equal(true);
+
+    const events = await call('GET', '/events?limit=100');
+    const mine = (events.body.data as Array<{ type: string; data: { id: string; reason?: string } }>).filter((e) => e.data?.id === id);
+    expect(mine.map((e) => e.type)).to.deep.equal(['domain.activated', 'domain.error', 'domain.pending_ssl']);
+    expect(mine[1]!.data.reason).to.equal('ChallengeFailed');
   });
 });
