@@ -4,10 +4,13 @@
 import { readFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { rootCertificates } from 'node:tls';
-import acme from 'acme-client';
+import type * as AcmeClient from 'acme-client';
+import type { Client, Order } from 'acme-client';
 import type { Logger } from '../platform/logger.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import type { DomainTlsStore } from './tls.store.ts';
+
+export { ACME_ACCOUNT_SEAL_PURPOSE, TLS_KEY_SEAL_PURPOSE } from './tls.store.ts';
 
 export interface IssuedCertificate {
   /** Leaf then chain, PEM. */
@@ -45,25 +48,34 @@ export interface AcmeIssuerOptions {
   challengeTtlMs?: number;
 }
 
-/** Purpose names of the sealed values (HKDF info): a key sealed for one use never opens for another. */
-export const ACME_ACCOUNT_SEAL_PURPOSE = 'acme-account-key/v1';
-export const TLS_KEY_SEAL_PURPOSE = 'tls-private-key/v1';
+type AcmeModule = typeof AcmeClient;
 
 export class AcmeIssuer implements CertificateIssuer {
   private readonly o: AcmeIssuerOptions;
-  private client: acme.Client | null = null;
+  private client: Client | null = null;
+  /** acme-client (with axios and node-forge) is loaded at the first order, not with every worker. */
+  private module: Promise<AcmeModule> | null = null;
 
   constructor(options: AcmeIssuerOptions) {
     this.o = options;
-    if (options.caFile !== null) {
-      // acme-client talks through one shared axios instance; this process has one directory, so its agent is ours.
-      acme.axios.defaults.httpsAgent = new Agent({ ca: [...rootCertificates, readFileSync(options.caFile, 'utf8')], keepAlive: true });
-    }
+  }
+
+  private acme(): Promise<AcmeModule> {
+    this.module ??= import('acme-client').then((loaded) => {
+      const acme = (loaded as AcmeModule & { default?: AcmeModule }).default ?? loaded;
+      if (this.o.caFile !== null) {
+        // acme-client talks through one shared axios instance; this process has one directory, so its agent is ours.
+        acme.axios.defaults.httpsAgent = new Agent({ ca: [...rootCertificates, readFileSync(this.o.caFile, 'utf8')], keepAlive: true });
+      }
+      return acme;
+    });
+    return this.module;
   }
 
   async issue(hostname: string): Promise<IssuedCertificate> {
+    const acme = await this.acme();
     const client = await this.account();
-    let order: acme.Order;
+    let order: Order;
     try {
       order = await client.createOrder({ identifiers: [{ type: 'dns', value: hostname }] });
     } catch (error) {
@@ -103,8 +115,9 @@ export class AcmeIssuer implements CertificateIssuer {
   }
 
   /** The client with this installation's account: its key made once, sealed in MongoDB, shared by every replica. */
-  private async account(): Promise<acme.Client> {
+  private async account(): Promise<Client> {
     if (this.client) return this.client;
+    const acme = await this.acme();
     const { directoryUrl, store, box } = this.o;
     let doc = await store.account(directoryUrl);
     if (!doc) {

@@ -5,6 +5,10 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from '../platform/errors.ts';
 
+/** Purpose names of the sealed values (HKDF info): a key sealed for one use never opens for another. */
+export const ACME_ACCOUNT_SEAL_PURPOSE = 'acme-account-key/v1';
+export const TLS_KEY_SEAL_PURPOSE = 'tls-private-key/v1';
+
 export interface StoredCertificate {
   /** The leaf followed by its chain, PEM. */
   pem: string;

@@ -19,7 +19,7 @@ import { buildReportService } from './reports.ts';
 import { reportForm } from '../reports/report.form.ts';
 import { acmeChallenges, SniCertificates } from '../redirect/tls-certificates.ts';
 import { SecretBox } from '../webhooks/secret-box.ts';
-import { TLS_KEY_SEAL_PURPOSE } from '../domains/acme-issuer.ts';
+import { TLS_KEY_SEAL_PURPOSE } from '../domains/tls.store.ts';
 
 export interface RedirectService extends Service {
   readonly clicks: ClickPublisher;

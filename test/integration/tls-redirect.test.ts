@@ -12,7 +12,7 @@ import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { testEnv } from '../helpers/env.ts';
 import { startRedirect, type RunningRedirect } from '../helpers/api.ts';
 import { SecretBox } from '../../src/webhooks/secret-box.ts';
-import { TLS_KEY_SEAL_PURPOSE } from '../../src/domains/acme-issuer.ts';
+import { TLS_KEY_SEAL_PURPOSE } from '../../src/domains/tls.store.ts';
 import type { DomainDoc } from '../../src/domains/domain.store.ts';
 
 const HOST = 'go.sni-shop.example';
