@@ -126,6 +126,24 @@ export interface Config {
     /** TXT record name prefix: `<prefix>.<hostname>` holds the verification token. */
     readonly txtPrefix: string;
   };
+  /**
+   * Custom domains without Kubernetes (docs/custom-domains-tls.md): the worker verifies DNS and obtains certificates
+   * through ACME HTTP-01, the redirect answers the challenges and terminates TLS by SNI. Off while `acme` is null.
+   */
+  readonly tls: {
+    /** TLS_PORT: where the redirect serves HTTPS for custom domains; null: no TLS listener. */
+    readonly port: number | null;
+    /** ACME_DIRECTORY_URL, ACME_CONTACT_EMAIL, ACME_CA_FILE (a PEM bundle trusted for the directory's HTTPS). */
+    readonly acme: { readonly directoryUrl: string; readonly contactEmail: string | null; readonly caFile: string | null } | null;
+    /** How often the worker looks for domains to verify, certificates to issue and to renew. */
+    readonly sweepIntervalMs: number;
+    /** Part of a certificate's lifetime after which it is renewed (2/3: a 90-day certificate at day 60). */
+    readonly renewAtFraction: number;
+    /** Delays before retrying a failed issuance or renewal; the last repeats (CAs limit failed validations). */
+    readonly issuanceBackoffMs: readonly number[];
+    /** The DNS check, as the operator makes it: resolvers (empty: the system's), backoff, give-up time. */
+    readonly dns: { readonly resolvers: readonly ResolverAddress[]; readonly backoffMs: readonly number[]; readonly giveUpAfterMs: number };
+  };
   /** Conversions, abuse reports and link safety. */
   readonly conversions: {
     /** How long POST /conversions waits for a genuine click the ingestion has not written yet. */
@@ -301,6 +319,27 @@ class Reader {
 }
 
 const PORT_MAX = 65535;
+export const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+
+export interface ResolverAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** `10.0.0.53`, `10.0.0.53:5353`, `[::1]:53` or `::1`; null when it is none of these. */
+export function parseResolver(text: string): ResolverAddress | null {
+  const bracketed = /^\[([0-9a-fA-F:.]+)\](?::(\d{1,5}))?$/.exec(text);
+  if (bracketed) return withPort(bracketed[1]!, bracketed[2]);
+  const v4 = /^([\d.]+)(?::(\d{1,5}))?$/.exec(text);
+  if (v4 && IPV4.test(v4[1]!)) return withPort(v4[1]!, v4[2]);
+  if (/^[0-9a-fA-F:]+$/.test(text) && text.includes(':')) return { host: text, port: 53 };
+  return null;
+}
+
+function withPort(host: string, port: string | undefined): ResolverAddress | null {
+  const value = port === undefined ? 53 : Number(port);
+  return value >= 1 && value <= PORT_MAX ? { host, port: value } : null;
+}
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** `250ms`, `30s`, `5m`, `2h` in milliseconds; null when malformed, below 1 ms or beyond 30 days. */
@@ -444,6 +483,21 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       aTargets: (r.optional('DOMAIN_A_TARGETS') ?? '').split(',').map((v) => v.trim()).filter((v) => v !== ''),
       txtPrefix: r.string('DOMAIN_TXT_PREFIX', '_linkplane'),
     },
+    tls: {
+      port: r.optional('TLS_PORT') === null ? null : r.int('TLS_PORT', 8443, 0, PORT_MAX),
+      acme:
+        r.optional('ACME_DIRECTORY_URL') === null
+          ? null
+          : { directoryUrl: r.url('ACME_DIRECTORY_URL', '', ['https:', 'http:']), contactEmail: r.optional('ACME_CONTACT_EMAIL'), caFile: r.optional('ACME_CA_FILE') },
+      sweepIntervalMs: r.int('TLS_SWEEP_INTERVAL_MS', 10_000, 50, 3_600_000),
+      renewAtFraction: r.int('TLS_RENEW_AT_PERCENT', 67, 10, 95) / 100,
+      issuanceBackoffMs: r.durations('TLS_ISSUANCE_BACKOFF', '1m,5m,15m,1h,6h', 1, 20),
+      dns: {
+        resolvers: readResolvers(r),
+        backoffMs: r.durations('DNS_CHECK_BACKOFF', '10s,30s,1m,5m,15m', 1, 20),
+        giveUpAfterMs: r.durations('DNS_GIVE_UP_AFTER', '72h', 1, 1)[0]!,
+      },
+    },
     conversions: {
       clickWaitMs: r.int('CONVERSION_CLICK_WAIT_MS', 5_000, 0, 60_000),
     },
@@ -478,7 +532,19 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       allowPrivateSources: r.boolean('IMPORT_ALLOW_PRIVATE_SOURCES', process === 'all-in-one'),
     },
   };
-  if (config.domains.cnameTarget === null && config.domains.aTargets.length === 0 && config.domains.kube !== 'off') {
+  if (config.tls.acme !== null && config.domains.kube !== 'off') {
+    r.problems.push('ACME_DIRECTORY_URL: custom domains are provisioned either by the Kubernetes operator or by ACME, not both (set DOMAINS_KUBE=off)');
+  }
+  if (config.tls.port !== null && config.tls.acme === null) {
+    r.problems.push('TLS_PORT: needs ACME_DIRECTORY_URL (the certificates served there are obtained through ACME)');
+  }
+  if (config.tls.acme !== null && config.tls.acme.contactEmail !== null && !/^[^@\s]+@[^@\s]+$/.test(config.tls.acme.contactEmail)) {
+    r.problems.push(`ACME_CONTACT_EMAIL: not an e-mail address: "${config.tls.acme.contactEmail}"`);
+  }
+  if (config.tls.acme?.caFile && !existsSync(config.tls.acme.caFile)) {
+    r.problems.push(`ACME_CA_FILE: no such file: "${config.tls.acme.caFile}"`);
+  }
+  if (config.domains.cnameTarget === null && config.domains.aTargets.length === 0 && (config.domains.kube !== 'off' || config.tls.acme !== null)) {
     r.problems.push('DOMAIN_CNAME_TARGET or DOMAIN_A_TARGETS: at least one is needed to tell customers where to point a domain');
   }
   for (const ip of config.domains.aTargets) {
@@ -492,6 +558,17 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return deepFreeze(config);
+}
+
+/** DNS_RESOLVERS: comma-separated `ip` or `ip:port` (empty: the system's resolvers). */
+function readResolvers(r: Reader): ResolverAddress[] {
+  const resolvers: ResolverAddress[] = [];
+  for (const entry of (r.optional('DNS_RESOLVERS') ?? '').split(',').map((part) => part.trim()).filter((part) => part !== '')) {
+    const parsed = parseResolver(entry);
+    if (parsed === null) r.problems.push(`DNS_RESOLVERS: expected ip or ip:port, got "${entry}"`);
+    else resolvers.push(parsed);
+  }
+  return resolvers;
 }
 
 /** LINK_BLOCKLIST_HOSTS (comma-separated hostnames) and the entries of LINK_BLOCKLIST_FILE (see src/config/link-safety.ts). */

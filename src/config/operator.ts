@@ -1,13 +1,10 @@
 // The operator's configuration: read once from the environment, every bad variable named together, frozen.
 import { hostname } from 'node:os';
-import { ConfigError, type DefaultObserver } from './config.ts';
+import { ConfigError, IPV4, parseResolver, type DefaultObserver, type ResolverAddress } from './config.ts';
+
+export { parseResolver, type ResolverAddress };
 
 type Env = Record<string, string | undefined>;
-
-export interface ResolverAddress {
-  readonly host: string;
-  readonly port: number;
-}
 
 export interface OperatorConfig {
   /** This replica's identity in the Lease (the pod name). */
@@ -37,7 +34,6 @@ export interface OperatorConfig {
 
 const PORT_MAX = 65535;
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
 /** `250ms`, `30s`, `5m`, `72h` in milliseconds; null when malformed or below 1 ms. */
 export function parseDuration(text: string): number | null {
@@ -45,21 +41,6 @@ export function parseDuration(text: string): number | null {
   if (!match) return null;
   const ms = Number(match[1]) * DURATION_UNITS[match[2]!]!;
   return ms >= 1 && ms <= 365 * 86_400_000 ? ms : null;
-}
-
-/** `10.0.0.53`, `10.0.0.53:5353`, `[::1]:53` or `::1`; null when it is none of these. */
-export function parseResolver(text: string): ResolverAddress | null {
-  const bracketed = /^\[([0-9a-fA-F:.]+)\](?::(\d{1,5}))?$/.exec(text);
-  if (bracketed) return withPort(bracketed[1]!, bracketed[2]);
-  const v4 = /^([\d.]+)(?::(\d{1,5}))?$/.exec(text);
-  if (v4 && IPV4.test(v4[1]!)) return withPort(v4[1]!, v4[2]);
-  if (/^[0-9a-fA-F:]+$/.test(text) && text.includes(':')) return { host: text, port: 53 };
-  return null;
-}
-
-function withPort(host: string, port: string | undefined): ResolverAddress | null {
-  const value = port === undefined ? 53 : Number(port);
-  return value >= 1 && value <= PORT_MAX ? { host, port: value } : null;
 }
 
 export function loadOperatorConfig(env: Env = process.env, observe?: DefaultObserver): OperatorConfig {

@@ -33,8 +33,10 @@ export function domainRoutes(domains: DomainService): RouteSpec[] {
         'and the CNAME (a subdomain) or A records (an apex domain) returned here; they stay readable with ' +
         'GET /domains/{id}. Once DNS is seen the certificate is issued (`pending_ssl`), then the domain turns `active` ' +
         'and its links resolve; each step is a webhook event (`domain.pending_ssl`, `domain.activated`, `domain.error`). ' +
-        'A hostname already connected, by another workspace or by this one, answers 409 `conflict`. Where no ' +
-        'Kubernetes cluster is configured (a development run), connecting answers 503 `not_configured`.',
+        'A hostname already connected, by another workspace or by this one, answers 409 `conflict`. The certificate ' +
+        'is obtained either by the Kubernetes operator (cert-manager) or, without a cluster, by the platform itself ' +
+        'from an ACME CA through HTTP-01 and served by SNI, then renewed at two thirds of its lifetime (see ' +
+        '`certificate`). Where neither is configured (a development run), connecting answers 503 `not_configured`.',
       auth: write,
       body: DomainCreateSchema,
       errors: ['plan_restricted', 'quota_exceeded', 'conflict', 'not_configured'],
@@ -67,7 +69,8 @@ export function domainRoutes(domains: DomainService): RouteSpec[] {
       summary: 'Disconnect a custom domain; its links stop resolving',
       description:
         'The links on the domain are kept (move them with PATCH /links/{id}) but stop resolving at once; the ' +
-        'certificate and the route are removed by the operator. The default short domain cannot be deleted (400 ' +
+        'certificate and the route are removed by the operator (with ACME, the stored certificate and its key are ' +
+        'removed at once). The default short domain cannot be deleted (400 ' +
         '`invalid_request`).',
       auth: write,
       responses: [{ status: 204, description: 'Disconnected' }],

@@ -15,7 +15,10 @@ export const DOMAIN_STATUS_DESCRIPTION =
   'The state of the domain. `pending_verification`: connected, waiting for the DNS records below to be set and seen ' +
   '(checked with backoff). `pending_ssl`: DNS verified, the TLS certificate is being issued (event `domain.pending_ssl`). ' +
   '`active`: the domain serves its links (event `domain.activated`). `error`: provisioning failed; `error` says why ' +
-  '(event `domain.error`); fixing the cause (for example a CAA record) brings the domain back to `active`. ' +
+  '(event `domain.error`); fixing the cause (for example a CAA record) brings the domain back to `active`. The ' +
+  'certificate comes from cert-manager on Kubernetes, or from an ACME CA through HTTP-01 where the platform ' +
+  'terminates TLS itself; there `error.reason` is `DNSVerificationTimedOut`, `ChallengeFailed`, `OrderRefused`, ' +
+  '`FinalizeFailed`, `AccountRefused` or `CertificateExpired`, and a renewal changes no state. ' +
   'The default short domain is always `active`.';
 
 export const HostnameField = Type.String({
@@ -52,6 +55,20 @@ export const DomainErrorSchema = Type.Object(
   closed,
 );
 
+export const DomainCertificateSchema = Type.Object(
+  {
+    issuer: Type.String({ description: "The issuing CA's common name, e.g. `R11` for Let's Encrypt" }),
+    not_before: Type.String({ format: 'date-time', description: 'Start of validity' }),
+    not_after: Type.String({ format: 'date-time', description: 'End of validity' }),
+    renews_at: Type.String({
+      format: 'date-time',
+      description: 'When it is renewed (two thirds of its lifetime by default); a failed renewal is retried while it stays valid',
+    }),
+  },
+  closed,
+);
+export type DomainCertificate = Static<typeof DomainCertificateSchema>;
+
 export const DomainSchema = Type.Object(
   {
     id: Type.String({ description: 'Prefix `dom_`; `dom_default` is the platform short domain' }),
@@ -72,6 +89,15 @@ export const DomainSchema = Type.Object(
     }),
     created_at: Nullable<string>({ type: 'string', format: 'date-time' }, 'When it was connected; null for the default domain'),
     activated_at: Nullable<string>({ type: 'string', format: 'date-time' }, 'When it last became active; null if it never did (and for the default domain)'),
+    certificate: Type.Optional(
+      Type.Unsafe<DomainCertificate | null>({
+        anyOf: [DomainCertificateSchema, { type: 'null' }],
+        description:
+          'Present only where the platform obtains certificates itself (ACME, without Kubernetes): the certificate ' +
+          'the redirect serves for this hostname by SNI, or null before the first one is issued. Absent where the ' +
+          'Kubernetes operator and cert-manager manage certificates, and for the default domain.',
+      }),
+    ),
   },
   { ...closed, $id: 'Domain' },
 );

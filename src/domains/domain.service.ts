@@ -14,6 +14,7 @@ import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
 import { normaliseHostname, type ConnectableHostname, type HostnamePolicy } from './hostname.ts';
 import { DomainObjectExistsError, type KubeDomains } from './kube-domains.ts';
 import type { DomainDoc, DomainStore } from './domain.store.ts';
+import type { DomainTlsDoc, DomainTlsStore } from './tls.store.ts';
 import { verificationRecord } from './verification.ts';
 import type { DnsRecord, Domain, DomainCreate, DomainList } from './domain.schemas.ts';
 
@@ -28,8 +29,13 @@ export interface RecordTargets {
 
 export interface DomainServiceDeps {
   domains: DomainStore;
-  /** Null without a cluster: domains can be listed, not connected. */
+  /** Null without a cluster: domains are then connected only when `tls` is set, else listed only. */
   kube: KubeDomains | null;
+  /**
+   * Set when the platform provisions custom domains itself (ACME_DIRECTORY_URL): a connected domain is taken up by
+   * the worker (DNS check, certificate) instead of a `Domain` object; its TLS state goes with it on delete.
+   */
+  tls?: DomainTlsStore | null;
   /** Null in tools that run without NATS; the api always has it. */
   bus: CacheBus | null;
   /** The default short domain's hostname (shown first in the list). */
@@ -96,7 +102,9 @@ export class DomainService {
     // The hostname is checked first: a malformed one is 422 whether or not a cluster is configured.
     const name = normaliseHostname(input.hostname, this.d.policy);
     const kube = this.d.kube;
-    if (!kube) throw new NotConfiguredError('Custom domains (a Kubernetes cluster running the Linkplane operator)');
+    if (!kube && !this.d.tls) {
+      throw new NotConfiguredError('Custom domains (a Kubernetes cluster running the Linkplane operator, or ACME_DIRECTORY_URL for certificates obtained by the platform)');
+    }
     // Checked before writing for a clean refusal, and again after: two concurrent creates at the limit cannot both stay.
     if ((await this.d.domains.count(workspaceId)) >= limit) throw new QuotaExceededError('domains', limit);
 
@@ -123,19 +131,22 @@ export class DomainService {
     }
     try {
       if ((await this.d.domains.count(workspaceId)) > limit) throw new QuotaExceededError('domains', limit);
-      await this.createObject(kube, doc);
+      // With ACME the worker finds the new pending domain at its next round; there is no object to create.
+      if (kube) await this.createObject(kube, doc);
     } catch (error) {
       await this.d.domains.delete(workspaceId, doc._id);
       throw error;
     }
-    return view(doc);
+    return view(doc, this.d.tls ? null : undefined);
   }
 
   /** The default domain, the workspace's own, then its partner's (usable by its links, managed by the partner). */
   async list(principal: WorkspacePrincipal): Promise<DomainList> {
     const partnerId = principal.workspace.partner_id;
     const [docs, shared] = await Promise.all([this.d.domains.list(principal.workspace._id), partnerId ? this.d.domains.list(partnerId) : []]);
-    return { data: [this.defaultView(), ...docs.map(view), ...shared.map(view)], pagination: { next_cursor: null, has_more: false } };
+    const tls = await this.tlsOf([...docs, ...shared]);
+    const show = (doc: DomainDoc) => view(doc, tls === null ? undefined : (tls.get(doc._id) ?? null));
+    return { data: [this.defaultView(), ...docs.map(show), ...shared.map(show)], pagination: { next_cursor: null, has_more: false } };
   }
 
   /** A partner's own domains and every domain of its clients, oldest first (a single page). */
@@ -153,12 +164,14 @@ export class DomainService {
     const doc = await this.getForPartner(partnerId, id);
     await this.d.kube?.delete(doc.hostname, doc._id);
     if (!(await this.d.domains.delete(partnerId, id))) throw new NotFoundError('domain');
+    await this.d.tls?.remove(id);
     await this.d.bus?.publish({ kind: 'domain', id, keys: [doc.hostname] });
   }
 
   async get(principal: WorkspacePrincipal, id: string): Promise<Domain> {
     if (id === DEFAULT_DOMAIN_ID) return this.defaultView();
-    return view(await this.find(principal, id));
+    const doc = await this.find(principal, id);
+    return view(doc, this.d.tls ? await this.d.tls.get(doc._id) : undefined);
   }
 
   /**
@@ -171,6 +184,8 @@ export class DomainService {
     // Without a cluster there is no object to remove (the domain was connected while one was configured).
     await this.d.kube?.delete(doc.hostname, doc._id);
     if (!(await this.d.domains.delete(doc.workspace_id, id))) throw new NotFoundError('domain');
+    // The certificate and its key go with the domain (a crash in between leaves an orphan the worker removes).
+    await this.d.tls?.remove(id);
     await this.d.bus?.publish({ kind: 'domain', id, keys: [doc.hostname] });
   }
 
@@ -197,6 +212,13 @@ export class DomainService {
     }
   }
 
+  /** The TLS state of these domains by id, or null where the platform does not manage certificates. */
+  private async tlsOf(docs: DomainDoc[]): Promise<Map<string, DomainTlsDoc> | null> {
+    if (!this.d.tls) return null;
+    const rows = await this.d.tls.domains.find({ _id: { $in: docs.map((d) => d._id) } }).toArray();
+    return new Map(rows.map((row) => [row._id, row]));
+  }
+
   private async find(principal: WorkspacePrincipal, id: string): Promise<DomainDoc> {
     const doc = await this.d.domains.findById(principal.workspace._id, id);
     if (!doc) throw new NotFoundError('domain');
@@ -217,7 +239,14 @@ export class DomainService {
   }
 }
 
-export function view(doc: DomainDoc): Domain {
+/** The `certificate` field: only where the platform manages TLS (`tls` given; undefined elsewhere, then omitted). */
+function certificateView(tls: DomainTlsDoc | null | undefined): Domain['certificate'] {
+  const cert = tls?.certificate;
+  if (!cert) return null;
+  return { issuer: cert.issuer, not_before: cert.not_before.toISOString(), not_after: cert.not_after.toISOString(), renews_at: cert.renew_after.toISOString() };
+}
+
+export function view(doc: DomainDoc, tls?: DomainTlsDoc | null): Domain {
   return {
     id: doc._id,
     hostname: doc.hostname,
@@ -228,5 +257,6 @@ export function view(doc: DomainDoc): Domain {
     error: doc.error,
     created_at: doc.created_at.toISOString(),
     activated_at: doc.activated_at?.toISOString() ?? null,
+    ...(tls === undefined ? {} : { certificate: certificateView(tls) }),
   };
 }

@@ -170,6 +170,7 @@ export function buildApi(infra: Infra): ApiService {
   const customDomains = new DomainService({
     domains: stores.domains,
     kube: KubeDomains.fromConfig(config.domains),
+    tls: config.tls.acme === null ? null : stores.domainTls,
     bus,
     defaultHostname: domains.default.hostname,
     // Our own hosts: none of them, nor a subdomain of them, can be connected by a customer.

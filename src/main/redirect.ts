@@ -17,10 +17,15 @@ import { ClickSpool } from '../clicks/click-spool.ts';
 import { RotatorCounters } from '../clicks/counters.ts';
 import { buildReportService } from './reports.ts';
 import { reportForm } from '../reports/report.form.ts';
+import { acmeChallenges, SniCertificates } from '../redirect/tls-certificates.ts';
+import { SecretBox } from '../webhooks/secret-box.ts';
+import { TLS_KEY_SEAL_PURPOSE } from '../domains/tls.store.ts';
 
 export interface RedirectService extends Service {
   readonly clicks: ClickPublisher;
   port(): number;
+  /** The HTTPS port for custom domains (TLS_PORT); null without one. */
+  tlsPort(): number | null;
 }
 
 /**
@@ -70,6 +75,12 @@ export function buildRedirect(infra: Infra): RedirectService {
 
   let profiler: VisitorProfiler | null = null;
   app.use(opsEndpoints(metrics.registry, async () => ({ mongodb: await mongo.ping(), nats: nats.isConnected() })));
+  // Self-managed TLS (ACME): the CA's HTTP-01 requests are answered here, on the plain listener, before anything else.
+  if (config.tls.acme !== null) app.use(acmeChallenges(stores.domainTls));
+  const certificates =
+    config.tls.port === null
+      ? null
+      : new SniCertificates({ store: stores.domainTls, domains: stores.domains.collection, keyBox: new SecretBox(config.secretKey, TLS_KEY_SEAL_PURPOSE), bus, logger });
   const reports = buildReportService(infra);
   app.use(reportForm({ resolver, reports, trustedProxyHops: config.redirect.trustedProxyHops }));
   app.use((ctx: ApiContext) => {
@@ -80,10 +91,12 @@ export function buildRedirect(infra: Infra): RedirectService {
   });
 
   let server: HttpServer | null = null;
+  let tlsServer: HttpServer | null = null;
   return {
     name: 'redirect',
     clicks,
     port: () => server?.port ?? config.redirectPort,
+    tlsPort: () => tlsServer?.port ?? config.tls.port,
     async start() {
       profiler = await VisitorProfiler.open({ redirect: config.redirect, secretKey: config.secretKey, logger });
       const handler = new RedirectHandler({
@@ -103,11 +116,16 @@ export function buildRedirect(infra: Infra): RedirectService {
       counters.start();
       // Short links are answered by the handler on node:http; everything else by the Koa app behind it.
       const koa = app.callback();
-      server = await listen(handler.listener((req, res) => void koa(req, res), inFlight), config.redirectPort, config.host, inFlight);
+      const listener = handler.listener((req, res) => void koa(req, res), inFlight);
+      server = await listen(listener, config.redirectPort, config.host, inFlight);
       logger.info({ port: server.port }, `redirect listening on http://${config.host}:${server.port}`);
+      if (certificates !== null && config.tls.port !== null) {
+        tlsServer = await listen(listener, config.tls.port, config.host, inFlight, { sni: certificates.callback });
+        logger.info({ port: tlsServer.port }, `redirect serving custom domains on https://${config.host}:${tlsServer.port}`);
+      }
     },
     async stop() {
-      await server?.close(config.shutdownTimeoutMs);
+      await Promise.all([server?.close(config.shutdownTimeoutMs), tlsServer?.close(config.shutdownTimeoutMs)]);
       counters.stop();
       // Clicks still waiting are published before NATS is drained.
       const left = await clicks.flush(Math.min(5000, config.shutdownTimeoutMs));

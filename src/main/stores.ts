@@ -16,6 +16,7 @@ import { WebhookDeliveryStore } from '../webhooks/delivery.store.ts';
 import { ClickStore } from '../clicks/click.store.ts';
 import { RotatorHealthStore } from '../clicks/rotator-health.store.ts';
 import { DomainStore } from '../domains/domain.store.ts';
+import { DomainTlsStore } from '../domains/tls.store.ts';
 import { IpListStore } from '../iplists/ip-list.store.ts';
 import { PasswordAttempts } from '../platform/password-attempts.ts';
 import { ConversionStore } from '../conversions/conversion.store.ts';
@@ -50,6 +51,7 @@ export class Stores {
   readonly clicks: ClickStore;
   readonly rotatorHealth: RotatorHealthStore;
   readonly domains: DomainStore;
+  readonly domainTls: DomainTlsStore;
   readonly ipLists: IpListStore;
   readonly passwordAttempts: PasswordAttempts;
   readonly conversions: ConversionStore;
@@ -85,6 +87,7 @@ export class Stores {
     this.clicks = new ClickStore(db);
     this.rotatorHealth = new RotatorHealthStore(db);
     this.domains = new DomainStore(db);
+    this.domainTls = new DomainTlsStore(db);
     this.ipLists = new IpListStore(db);
     this.conversions = new ConversionStore(db);
     this.partnerPlans = new PartnerPlanStore(db);
@@ -126,6 +129,7 @@ export class Stores {
       this.clicks.ensureIndexes(),
       this.rotatorHealth.ensureIndexes(),
       this.domains.ensureIndexes(),
+      this.domainTls.ensureIndexes(),
       this.ipLists.ensureIndexes(),
       this.passwordAttempts.ensureIndexes(),
       this.conversions.ensureIndexes(),

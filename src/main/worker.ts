@@ -32,6 +32,9 @@ import { KubeDomains } from '../domains/kube-domains.ts';
 import { ImportRunner } from '../imports/import-runner.ts';
 import { ImportDomainDirectory } from '../imports/import-domains.ts';
 import { IMPORT_SEAL_PURPOSE } from '../imports/import.service.ts';
+import { TlsProvisioner } from '../domains/tls-provisioner.ts';
+import { AcmeIssuer, ACME_ACCOUNT_SEAL_PURPOSE, TLS_KEY_SEAL_PURPOSE } from '../domains/acme-issuer.ts';
+import { DnsChecker } from '../domains/dns-check.ts';
 
 export interface WorkerService extends Service {
   readonly relay: OutboxRelay;
@@ -43,6 +46,8 @@ export interface WorkerService extends Service {
   readonly alerts: AlertEvaluator;
   readonly settler: RollupSettler;
   readonly imports: ImportRunner;
+  /** Custom domains' DNS checks and certificates when the platform provisions them itself (ACME); else null. */
+  readonly tls: TlsProvisioner | null;
   port(): number;
 }
 
@@ -98,6 +103,40 @@ export function buildWorker(infra: Infra): WorkerService {
     registry: metrics.registry,
     onEvent: () => relay.nudge(),
   });
+
+  // Without Kubernetes, custom domains are verified and certified here (ACME HTTP-01), one replica at a time.
+  const acme = config.tls.acme;
+  const tls =
+    acme === null
+      ? null
+      : new TlsProvisioner({
+          domains: stores.domains,
+          store: stores.domainTls,
+          dns: new DnsChecker({
+            servers: config.tls.dns.resolvers,
+            targets: { ...config.domains, cnameTarget: config.domains.cnameTarget?.toLowerCase().replace(/\.$/, '') ?? null },
+          }),
+          issuer: new AcmeIssuer({
+            directoryUrl: acme.directoryUrl,
+            contactEmail: acme.contactEmail,
+            caFile: acme.caFile,
+            store: stores.domainTls,
+            box: new SecretBox(config.secretKey, ACME_ACCOUNT_SEAL_PURPOSE),
+            logger,
+          }),
+          keyBox: new SecretBox(config.secretKey, TLS_KEY_SEAL_PURPOSE),
+          transition: (message) => domainEvents.apply(message),
+          bus: infra.bus,
+          // An order takes seconds; the lease is renewed between domains and outlives a slow one.
+          lease: new Lease(mongo.db, 'domain-tls', Math.max(120_000, config.tls.sweepIntervalMs * 3)),
+          logger,
+          registry: metrics.registry,
+          intervalMs: config.tls.sweepIntervalMs,
+          dnsBackoffMs: config.tls.dns.backoffMs,
+          giveUpAfterMs: config.tls.dns.giveUpAfterMs,
+          renewAtFraction: config.tls.renewAtFraction,
+          issuanceBackoffMs: config.tls.issuanceBackoffMs,
+        });
 
   // Analytics rollups are counted exactly once per click: a batch's raw clicks are written in one transaction with
   // their rollup parts, worked out while the batch before is written.
@@ -193,6 +232,7 @@ export function buildWorker(infra: Infra): WorkerService {
     domains: new DomainService({
       domains: stores.domains,
       kube: KubeDomains.fromConfig(config.domains),
+      tls: config.tls.acme === null ? null : stores.domainTls,
       bus: infra.bus,
       defaultHostname: importDomains.default.hostname,
       policy: {
@@ -245,6 +285,7 @@ export function buildWorker(infra: Infra): WorkerService {
     alerts,
     settler,
     imports,
+    tls,
     port: () => server?.port ?? config.workerPort,
     async start() {
       relay.start();
@@ -256,12 +297,14 @@ export function buildWorker(infra: Infra): WorkerService {
       alerts.start();
       settler.start();
       imports.start();
+      tls?.start();
       server = await listen(app.callback(), config.workerPort, config.host, inFlight);
       logger.info({ port: server.port }, `worker running (health and metrics on :${server.port})`);
     },
     async stop() {
       await server?.close(config.shutdownTimeoutMs);
       await imports.stop();
+      await tls?.stop();
       await domainEvents.stop();
       await alerts.stop();
       await settler.stop();

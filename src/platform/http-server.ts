@@ -1,4 +1,6 @@
-import { createServer, STATUS_CODES, type Server, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type Server, type IncomingMessage, type ServerResponse, type ServerOptions } from 'node:http';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
+import type { SecureContext } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { randomBase62 } from './ids.ts';
 import type { AddressInfo } from 'node:net';
@@ -15,7 +17,7 @@ export class InFlight {
 }
 
 export interface HttpServer {
-  server: Server;
+  server: Server | TlsServer;
   port: number;
   /**
    * Stops accepting, lets in-flight requests finish (up to `timeoutMs`), then closes what is left. A client that
@@ -32,6 +34,8 @@ export interface ListenOptions {
   requestTimeoutMs?: number;
   /** The body of answers given before routing; without it, Node's bare answers. */
   transportError?: TransportErrorBody;
+  /** Serve HTTPS: the certificate is chosen by SNI for each handshake (an error ends the handshake). */
+  sni?: (servername: string, done: (error: Error | null, context?: SecureContext) => void) => void;
 }
 
 /** What Node's HTTP parser reports, as the status it would answer (Node's own choice, kept). */
@@ -51,11 +55,16 @@ export async function listen(
 ): Promise<HttpServer> {
   const requestTimeout = options.requestTimeoutMs ?? 30_000;
   // Koa's handler settles its own errors; the returned promise carries nothing to wait for.
-  const server = createServer(
-    // Node checks request timeouts on this interval: a tenth of the timeout, so a 408 comes close to it.
-    { keepAliveTimeout: 65_000, requestTimeout, connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(requestTimeout / 10))) },
-    (req, res) => void handler(req, res),
-  );
+  // Node checks request timeouts on this interval: a tenth of the timeout, so a 408 comes close to it.
+  const httpOptions: ServerOptions = {
+    keepAliveTimeout: 65_000,
+    requestTimeout,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(requestTimeout / 10))),
+  };
+  const server =
+    options.sni === undefined
+      ? createServer(httpOptions, (req, res) => void handler(req, res))
+      : createTlsServer({ ...httpOptions, SNICallback: options.sni, minVersion: 'TLSv1.2' }, (req, res) => void handler(req, res));
   // Behind a load balancer with its own idle timeout (often 60 s), ours must be longer or requests race a close.
   server.headersTimeout = 66_000;
   const transportError = options.transportError;

@@ -58,8 +58,10 @@ describe('Dashboard domains screen', function () {
     const alert = page.getByRole('alert').filter({ hasText: 'Custom domains are not available on this server' });
     await alert.waitFor();
     const text = await alert.textContent();
-    expect(text).to.include('Custom domains (a Kubernetes cluster running the Linkplane operator) is not configured in this environment.');
-    expect(text).to.include('Kubernetes cluster running the Linkplane operator');
+    expect(text).to.include(
+      'Custom domains (a Kubernetes cluster running the Linkplane operator, or ACME_DIRECTORY_URL for certificates obtained by the platform) is not configured in this environment.',
+    );
+    expect(text).to.include('or the server set up to obtain certificates itself from an ACME certificate authority');
     // Nothing was connected.
     expect(await page.getByRole('heading', { level: 3, name: 'links.acme-shop.com' }).count()).to.equal(0);
     expect(await domains.collection.countDocuments({ hostname: 'links.acme-shop.com' })).to.equal(0);

@@ -25,6 +25,15 @@ describe('Lru (a map bounded by the weight of its entries, least recently used o
     expect([lru.get('b'), lru.size, lru.weight], 'too heavy: not kept, and the old value is gone').to.deep.equal([undefined, 1, 3]);
   });
 
+  it('deletes a key and gives its weight back', () => {
+    const lru = new Lru<string>(3);
+    lru.set('a', 'A', 2);
+    lru.set('b', 'B', 1);
+    lru.delete('a');
+    lru.delete('missing');
+    expect([lru.get('a'), lru.get('b'), lru.size, lru.weight]).to.deep.equal([undefined, 'B', 1, 1]);
+  });
+
   it('keeps nothing with a bound of 0', () => {
     const lru = new Lru<string>(0);
     lru.set('a', 'A');

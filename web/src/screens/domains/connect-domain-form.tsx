@@ -5,7 +5,7 @@ import { Field } from '../../components/field.tsx';
 import type { Domain } from './domain-types.ts';
 
 /**
- * Connecting a hostname. Where custom domains cannot work (no Kubernetes cluster, as in the all-in-one) the api
+ * Connecting a hostname. Where custom domains cannot work (no Kubernetes cluster and no ACME, as in the all-in-one) the api
  * answers 503 `not_configured`; that reason gets its own explanation instead of a generic failure.
  */
 export function ConnectDomainForm({ path, onConnected }: { path: string; onConnected: (domain: Domain) => void }) {
@@ -48,8 +48,9 @@ export function ConnectDomainForm({ path, onConnected }: { path: string; onConne
           <strong>Custom domains are not available on this server</strong>
           <p>{failure.message}</p>
           <p>
-            Connecting a domain needs a Kubernetes cluster running the Linkplane operator, which issues the certificate and routes the domain. This server runs without one (for
-            example the all-in-one development setup), so links can only use the default short domain here.
+            Connecting a domain needs a Kubernetes cluster running the Linkplane operator, or the server set up to obtain certificates itself from an ACME certificate authority such as
+            Let's Encrypt (ACME_DIRECTORY_URL). This server has neither (for example the all-in-one development setup as it starts), so links can only use the default short domain
+            here.
           </p>
         </div>
       ) : (
