@@ -27,6 +27,7 @@ import { RollupWriter } from '../analytics/rollup.store.ts';
 import { RollupSettler } from '../analytics/settler.ts';
 import { ClickRetention } from '../analytics/retention.ts';
 import { LinkService } from '../links/link.service.ts';
+import { PreviewFetcher } from '../links/preview-fetch.ts';
 import { DomainService } from '../domains/domain.service.ts';
 import { KubeDomains } from '../domains/kube-domains.ts';
 import { ImportRunner } from '../imports/import-runner.ts';
@@ -38,6 +39,7 @@ export interface WorkerService extends Service {
   readonly webhooks: WebhookWorker;
   readonly clicks: ClickIngestor;
   readonly rotatorHealth: DestinationHealthChecker;
+  readonly previews: PreviewFetcher;
   readonly domainEvents: DomainEvents;
   readonly billing: BillingJobs;
   readonly alerts: AlertEvaluator;
@@ -152,6 +154,18 @@ export function buildWorker(infra: Infra): WorkerService {
     logger,
   });
 
+  const previews = new PreviewFetcher({
+    links: stores.links.collection,
+    bus: infra.bus,
+    intervalMs: config.previews.intervalMs,
+    refreshMs: config.previews.refreshMs,
+    timeoutMs: config.previews.timeoutMs,
+    maxBytes: config.previews.maxBytes,
+    allowPrivate: config.webhooks.allowPrivateTargets,
+    lease: new Lease(mongo.db, 'link-previews', Math.max(30_000, config.previews.intervalMs * 3)),
+    logger,
+  });
+
   const billing = new BillingJobs({
     client: mongo.client,
     workspaces: stores.workspaces,
@@ -241,6 +255,7 @@ export function buildWorker(infra: Infra): WorkerService {
     domainEvents,
     clicks,
     rotatorHealth,
+    previews,
     billing,
     alerts,
     settler,
@@ -251,6 +266,7 @@ export function buildWorker(infra: Infra): WorkerService {
       await webhooks.start();
       await clicks.start();
       rotatorHealth.start();
+      previews.start();
       await domainEvents.start();
       billing.start();
       alerts.start();
@@ -267,6 +283,7 @@ export function buildWorker(infra: Infra): WorkerService {
       await settler.stop();
       await billing.stop();
       await rotatorHealth.stop();
+      await previews.stop();
       await clicks.stop();
       await rollups.idle();
       await webhooks.stop();
