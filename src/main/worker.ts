@@ -14,6 +14,7 @@ import { WebhookService } from '../webhooks/webhook.service.ts';
 import { SecretBox } from '../webhooks/secret-box.ts';
 import { EndpointFailingNotifier, Mailer } from '../webhooks/mailer.ts';
 import { ClickIngestor } from '../clicks/ingest.ts';
+import { ClickWebhooks } from '../clicks/click-webhooks.ts';
 import { AbFeedback } from '../clicks/ab-feedback.ts';
 import { DestinationHealthChecker } from '../clicks/health.ts';
 import { ClickUsage } from '../clicks/usage-meter.ts';
@@ -38,6 +39,7 @@ export interface WorkerService extends Service {
   readonly relay: OutboxRelay;
   readonly webhooks: WebhookWorker;
   readonly clicks: ClickIngestor;
+  readonly clickWebhooks: ClickWebhooks;
   readonly rotatorHealth: DestinationHealthChecker;
   readonly previews: PreviewFetcher;
   readonly domainEvents: DomainEvents;
@@ -144,6 +146,15 @@ export function buildWorker(infra: Infra): WorkerService {
         onEvent: () => relay.nudge(),
       }).afterBatch,
     ],
+  });
+  const clickWebhooks = new ClickWebhooks({
+    nats,
+    webhooks: stores.webhooks,
+    bus: infra.bus,
+    logger,
+    registry: metrics.registry,
+    batchSize: config.clickWebhooks.batchSize,
+    batchWaitMs: config.clickWebhooks.batchWaitMs,
   });
   const rotatorHealth = new DestinationHealthChecker({
     links: stores.links.collection,
@@ -254,6 +265,7 @@ export function buildWorker(infra: Infra): WorkerService {
     webhooks,
     domainEvents,
     clicks,
+    clickWebhooks,
     rotatorHealth,
     previews,
     billing,
@@ -265,6 +277,7 @@ export function buildWorker(infra: Infra): WorkerService {
       relay.start();
       await webhooks.start();
       await clicks.start();
+      await clickWebhooks.start();
       rotatorHealth.start();
       previews.start();
       await domainEvents.start();
@@ -285,6 +298,7 @@ export function buildWorker(infra: Infra): WorkerService {
       await rotatorHealth.stop();
       await previews.stop();
       await clicks.stop();
+      await clickWebhooks.stop();
       await rollups.idle();
       await webhooks.stop();
       await relay.stop();
