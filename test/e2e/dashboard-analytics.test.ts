@@ -264,7 +264,7 @@ describe('Dashboard analytics screen', function () {
     await page.context().close();
   });
   // Last: its click would change the counts the tests above read.
-  it('shows a click in the live feed as it happens, and keeps the feed going after the stream breaks', async () => {
+  it('shows a click in the live feed as it happens', async () => {
     const page = await dashboard.signedInPage();
     await page.goto(`${dashboard.apiUrl}/dashboard/analytics`);
     await page.getByRole('heading', { level: 1, name: 'Analytics' }).waitFor();
