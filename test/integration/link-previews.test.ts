@@ -14,6 +14,7 @@ import { callApi, expectInvalid, type Json, type Reply } from '../helpers/http.t
 import { until } from '../helpers/wait.ts';
 import { PreviewFetcher, pageTags } from '../../src/links/preview-fetch.ts';
 import type { LinkDoc } from '../../src/links/link.store.ts';
+import { createCsvSource } from '../../src/imports/sources/csv.ts';
 
 const CRAWLERS = {
   facebook: 'facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)',
@@ -183,7 +184,7 @@ describe('link previews for social crawlers (api, redirect, worker; real HTTP de
     expect(((bulk.body.data as Json[])[0]!.link as Json).preview).to.deep.equal({ title: 'Bulk card' });
   });
 
-  it('exports the custom preview in both formats', async () => {
+  it('exports the custom preview in both formats, and the CSV import reads it back', async () => {
     await aLink({ url: 'https://example.com/exported', preview: { title: 'Exported card', description: null, image: null } });
     const jsonl = await fetch(`${api.url}/v1/links/export?format=jsonl`, { headers: { authorization: `Bearer ${key}` } });
     const line = (await jsonl.text()).trim().split('\n').map((l) => JSON.parse(l) as Json).find((l) => l.url === 'https://example.com/exported')!;
@@ -191,6 +192,10 @@ describe('link previews for social crawlers (api, redirect, worker; real HTTP de
     const csv = await (await fetch(`${api.url}/v1/links/export?format=csv`, { headers: { authorization: `Bearer ${key}` } })).text();
     expect(csv.split('\r\n')[0]).to.include(',preview,destination_preview,');
     expect(csv).to.include('"{""title"":""Exported card"",""description"":null,""image"":null}"');
+    // Our CSV import reads the card back into the link it creates.
+    const page = await createCsvSource({ token: null, baseUrl: null, params: {}, file: csv }).page(null, new AbortController().signal);
+    const imported = page.links.find((l) => l.url === 'https://example.com/exported')!;
+    expect(imported.native?.preview).to.deep.equal({ title: 'Exported card', description: null, image: null });
   });
 
   describe('the worker\'s read of a destination', () => {
