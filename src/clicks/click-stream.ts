@@ -61,7 +61,8 @@ export class ClickStreams {
     const consumer = await nats.js.consumers.get(nats.subjects.stream('CLICKS'), {
       filter_subjects: nats.subjects.click(workspaceId),
       ...(from ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from.seq } : { deliver_policy: DeliverPolicy.New }),
-      inactive_threshold: 30_000_000_000,
+      // Milliseconds (the client converts): the server drops the consumer of an api that died without closing it.
+      inactive_threshold: 30_000,
     });
     const messages: ConsumerMessages = await consumer.consume({ max_messages: 64 });
     const body = new PassThrough();
