@@ -41,7 +41,7 @@ export function clickStreamRoutes(streams: ClickStreams): RouteSpec[] {
         const stream = await streams.start(principal.workspace._id, query.link_id ?? null, from);
         ctx.req.socket.setNoDelay(true);
         ctx.req.socket.setTimeout(0);
-        ctx.res.once('close', stream.close);
+        ctx.res.once('close', () => stream.close());
         ctx.status = 200;
         ctx.set('Content-Type', 'text/event-stream; charset=utf-8');
         ctx.set('Cache-Control', 'no-store');

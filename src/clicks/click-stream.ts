@@ -40,7 +40,7 @@ export interface OpenStream {
   /** The response body: SSE text. */
   body: PassThrough;
   /** Ends the stream (the client went away, or the process stops). */
-  close(): void;
+  close: () => void;
 }
 
 export class ClickStreams {

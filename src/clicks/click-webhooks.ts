@@ -170,7 +170,7 @@ export class ClickWebhooks {
             created_at: new Date().toISOString(),
             workspace_id: workspaceId,
             partner_id: null,
-            data: data as unknown as Record<string, unknown>,
+            data,
           };
           for (const webhookId of endpoints) {
             publishes.push(publishDelivery(this.o.nats, { delivery_id: deliveryIdFor(event.id, webhookId), webhook_id: webhookId, event }));
