@@ -9,6 +9,7 @@ import { stopAll } from './harness.ts';
 import { foundationBench } from './foundation.bench.ts';
 import { linksBench } from './links.bench.ts';
 import { webhooksBench } from './webhooks.bench.ts';
+import { clickedBench } from './clicked.bench.ts';
 import { redirectBench } from './redirect.bench.ts';
 import { partnerBench } from './partner.bench.ts';
 import { allInOneBench } from './all-in-one.bench.ts';
@@ -26,6 +27,7 @@ const benches: Record<string, (o: typeof options) => Promise<Record<string, unkn
   foundation: foundationBench,
   links: linksBench,
   webhooks: webhooksBench,
+  clicked: clickedBench,
   redirect: redirectBench,
   partner: partnerBench,
   'all-in-one': allInOneBench,

@@ -98,6 +98,10 @@ export interface Config {
   };
   /** Click ingestion in the worker. */
   readonly clicks: { readonly batchSize: number; readonly batchWaitMs: number; readonly healthCheckIntervalMs: number };
+  /** Destinations' own social cards, read by the worker for links without a custom preview (src/links/preview-fetch.ts). */
+  readonly previews: { readonly intervalMs: number; readonly refreshMs: number; readonly timeoutMs: number; readonly maxBytes: number };
+  /** `link.clicked` webhook deliveries: at most `batchSize` clicks per delivery, sent at the latest `batchWaitMs` after the first. */
+  readonly clickWebhooks: { readonly batchSize: number; readonly batchWaitMs: number };
   /** Analytics: rollups, raw click retention, CSV exports. */
   readonly analytics: {
     /** Raw clicks are kept this many days at most (a plan may keep them for less); rollups are kept regardless. */
@@ -462,6 +466,16 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       batchSize: r.int('CLICK_BATCH_SIZE', 10_000, 1, 10_000),
       batchWaitMs: r.int('CLICK_BATCH_WAIT_MS', 200, 1, 60_000),
       healthCheckIntervalMs: r.int('ROTATOR_HEALTH_INTERVAL_MS', 60_000, 100, 86_400_000),
+    },
+    previews: {
+      intervalMs: r.int('LINK_PREVIEW_INTERVAL_MS', 60_000, 100, 86_400_000),
+      refreshMs: r.int('LINK_PREVIEW_REFRESH_MS', 86_400_000, 1000, 30 * 86_400_000),
+      timeoutMs: r.int('LINK_PREVIEW_TIMEOUT_MS', 5000, 100, 60_000),
+      maxBytes: r.int('LINK_PREVIEW_MAX_KB', 256, 1, 4096) * 1024,
+    },
+    clickWebhooks: {
+      batchSize: r.int('WEBHOOK_CLICK_BATCH_SIZE', 100, 1, 1000),
+      batchWaitMs: r.int('WEBHOOK_CLICK_BATCH_WAIT_MS', 1000, 10, 60_000),
     },
     analytics: {
       clickRetentionDays: r.int('CLICK_RETENTION_DAYS', 400, 1, 36_500),

@@ -6,8 +6,10 @@ import type { ApiContext } from '../http/context.ts';
 
 // The dashboard's files (web/dist) served by the api process, same origin as /auth and /v1.
 
+// Images may come from any https origin: the link editor draws a link's social card with the image the networks
+// will show (web/src/screens/links/link-preview.tsx). Images run nothing; scripts and connections stay same-origin.
 export const DASHBOARD_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: https:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -1,9 +1,9 @@
 // GET /events: the events of spec 6.1 as a cursor-paginated list, newest first.
 import { Type, type Static } from '@sinclair/typebox';
-import { EVENT_TYPES, type EventType } from './event-types.ts';
+import { LOGGED_EVENT_TYPES, type LoggedEventType } from './event-types.ts';
 import { closed, PaginationSchema } from '../platform/schema.ts';
 
-const EventTypeSchema = Type.Unsafe<EventType>({ type: 'string', enum: [...EVENT_TYPES] });
+const EventTypeSchema = Type.Unsafe<LoggedEventType>({ type: 'string', enum: [...LOGGED_EVENT_TYPES] });
 
 export const EventSchema = Type.Object(
   {

@@ -24,6 +24,8 @@ export interface OpenApiOptions {
 export interface EventPayloadSpec {
   type: string;
   summary: string;
+  /** More than a summary says: delivery rules particular to the type. */
+  description?: string;
   /** The schema of the delivery's `data`. */
   data: TSchema;
 }
@@ -141,6 +143,7 @@ function eventPayloads(events: readonly EventPayloadSpec[], schemas: SchemaCompo
         post: {
           operationId: eventOperationId(event.type),
           summary: event.summary,
+          ...(event.description ? { description: event.description } : {}),
           tags: ['Webhooks'],
           // Sent by the platform to the receiver: no API key; the receiver authenticates the POST by its signature.
           security: [],

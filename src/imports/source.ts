@@ -46,11 +46,11 @@ export interface ImportedLink {
    * beside the imported link; absent or empty when nothing is lost.
    */
   warnings?: string[];
-  /** Fields only our own export has (note, redirect type, A/B test, rules, mobile, rotator), carried over as they are. */
+  /** Fields only our own export has (note, redirect type, A/B test, rules, mobile, rotator, preview), carried over as they are. */
   native?: NativeFields;
 }
 
-export type NativeFields = Partial<Pick<LinkCreate, 'note' | 'redirect_type' | 'ab_test' | 'rules' | 'workspace_rules_off' | 'mobile' | 'rotator'>>;
+export type NativeFields = Partial<Pick<LinkCreate, 'note' | 'redirect_type' | 'ab_test' | 'rules' | 'workspace_rules_off' | 'mobile' | 'rotator' | 'preview'>>;
 
 /** A row the source could not map (a bad URL in a CSV, a link the API answered without a destination...). */
 export interface SourceRowError {

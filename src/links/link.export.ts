@@ -35,6 +35,8 @@ export const LINK_EXPORT_COLUMNS = [
   'workspace_rules_off',
   'mobile',
   'rotator',
+  'preview',
+  'destination_preview',
   'archived',
   'moderation',
   'created_at',

@@ -88,7 +88,7 @@ export function linkRoutes(links: LinkService): RouteSpec[] {
         'Oldest first, one link per row or line, chunked as it is read. `format=jsonl` (`application/x-ndjson`): each line is the link ' +
         'as GET /links/{id} answers it, with `folder_name`. `format=csv` (`text/csv`, RFC 4180, CRLF): a header row, then the columns ' +
         `${LINK_EXPORT_COLUMNS.map((c) => `\`${c}\``).join(', ')}; \`tags\` is a JSON array of the tag names, the blocks (\`targeting\`, ` +
-        '`ab_test`, `rules`, `mobile`, `rotator`, `moderation`) are their JSON, an empty cell is null. Cells starting with `=`, `+`, `-`, ' +
+        '`ab_test`, `rules`, `mobile`, `rotator`, `preview`, `destination_preview`, `moderation`) are their JSON, an empty cell is null. Cells starting with `=`, `+`, `-`, ' +
         '`@`, a tab or a carriage return (after any `\'`s) are prefixed with `\'` so a spreadsheet shows them as text: drop one leading ' +
         '`\'` from such a cell to read it back. Passwords are never exported (`has_password` only). Importing either file into another ' +
         'workspace (import source `csv`) recreates the links.',

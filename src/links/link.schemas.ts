@@ -155,6 +155,39 @@ export const RotatorSchema = Type.Object(
 export type Rotator = Static<typeof RotatorSchema>;
 
 // ---------------------------------------------------------------------------------------------------------------
+// preview (what social and chat crawlers are shown: src/redirect/preview.ts)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Bounds as the networks cut: Open Graph titles show about 60–90 characters, descriptions about 200. */
+export const PREVIEW_TITLE_MAX = 120;
+export const PREVIEW_DESCRIPTION_MAX = 300;
+export const PREVIEW_IMAGE_MAX = 2048;
+
+export const LinkPreviewSchema = Type.Object(
+  {
+    title: Text(1, PREVIEW_TITLE_MAX, { description: 'og:title and twitter:title' }),
+    description: Type.Optional(Nullable(Text(1, PREVIEW_DESCRIPTION_MAX, { description: 'og:description and twitter:description' }))),
+    image: Type.Optional(
+      Nullable(
+        Type.String({
+          format: 'uri',
+          pattern: '^[Hh][Tt][Tt][Pp][Ss]://',
+          maxLength: PREVIEW_IMAGE_MAX,
+          description: 'og:image and twitter:image: an absolute https URL (networks fetch it themselves; 1200×630 suits most)',
+        }),
+      ),
+    ),
+  },
+  {
+    ...closed,
+    description:
+      'The card social and chat crawlers (visitor type `social_preview`) are shown for the short link instead of the redirect. ' +
+      'Without it the destination\'s own Open Graph tags are used, as last fetched by the worker; everyone else is redirected as usual',
+  },
+);
+export type LinkPreview = Static<typeof LinkPreviewSchema>;
+
+// ---------------------------------------------------------------------------------------------------------------
 // Link requests
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -186,6 +219,7 @@ const linkContent = {
   workspace_rules_off: Type.Optional(Type.Boolean()),
   mobile: Type.Optional(Nullable(MobileSchema)),
   rotator: Type.Optional(Nullable(RotatorSchema)),
+  preview: Type.Optional(Nullable(LinkPreviewSchema, { description: 'A custom social preview; null removes it (the destination\'s own tags are then used)' })),
 };
 
 export const LinkCreateSchema = Type.Object(
@@ -279,6 +313,19 @@ export const LinkSchema = Type.Object(
     workspace_rules_off: Type.Boolean(),
     mobile: withoutDefaults(Nullable(MobileSchema)),
     rotator: withoutDefaults(Nullable(RotatorSchema)),
+    preview: Nullable(LinkPreviewSchema, { description: 'The custom social preview; null: none (crawlers get the destination\'s own tags when fetched)' }),
+    destination_preview: Nullable(
+      Type.Object(
+        {
+          title: Nullable(Type.String()),
+          description: Nullable(Type.String()),
+          image: Nullable(Type.String()),
+          fetched_at: DateTime(),
+        },
+        closed,
+      ),
+      { description: 'Read-only: the Open Graph tags of the destination as the worker last fetched them (null until then, or when it had none); used for crawlers when `preview` is null' },
+    ),
     archived: Type.Boolean(),
     moderation: Nullable(
       Type.Object(

@@ -211,6 +211,8 @@ export class LinkService {
     };
     // A test edited by hand starts its looks for a winner again (src/clicks/ab-auto.ts).
     if (changes.ab_test !== undefined) delete doc.ab_last_look;
+    // The destination's tags are those of the old page: the worker reads the new one at its next round.
+    if (doc.url !== existing.url) delete doc.preview_fetched;
     await this.commit(principal, 'link.updated', doc, async (session) => {
       if (!(await this.d.links.replace(doc, session))) throw new NotFoundError('link');
     }, { changed: Object.keys(patch).sort() });
@@ -347,6 +349,7 @@ function contentOf(doc: LinkDoc): LinkContent {
     workspace_rules_off: doc.workspace_rules_off,
     mobile: doc.mobile,
     rotator: doc.rotator,
+    preview: doc.preview ?? null,
     archived: doc.archived,
   };
 }
@@ -368,5 +371,6 @@ function docFields(content: LinkContent): Omit<LinkDoc, '_id' | 'workspace_id' |
     workspace_rules_off: content.workspace_rules_off ?? false,
     mobile: content.mobile ?? null,
     rotator: content.rotator ?? null,
+    preview: content.preview ?? null,
   };
 }

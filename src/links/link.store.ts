@@ -1,7 +1,7 @@
 import type { ClientSession, Collection, Db, Filter, FindCursor } from 'mongodb';
 import { DuplicateKeyError, isDuplicateKey } from '../platform/errors.ts';
 import { newestFirstBytes } from '../platform/paging.ts';
-import type { AbTest, Mobile, Rotator } from './link.schemas.ts';
+import type { AbTest, LinkPreview, Mobile, Rotator } from './link.schemas.ts';
 import type { Rule, TargetingEntry } from '../rules/rule.schemas.ts';
 
 export type RedirectType = 301 | 302 | 307 | 308;
@@ -29,6 +29,10 @@ export interface LinkDoc {
   workspace_rules_off: boolean;
   mobile: Mobile | null;
   rotator: Rotator | null;
+  /** The custom social preview; absent on links stored before previews existed (read as null). */
+  preview?: LinkPreview | null;
+  /** The destination's own Open Graph tags as the worker last fetched them (src/links/preview-fetch.ts). */
+  preview_fetched?: FetchedPreview | null;
   archived: boolean;
   created_at: Date;
   updated_at: Date;
@@ -36,6 +40,20 @@ export interface LinkDoc {
   ab_last_look?: number;
   /** Set by resolving an abuse report with `warn` or `disable` (src/reports); absent or null: none. */
   moderation?: LinkModeration | null;
+}
+
+/** What the worker read from a destination's page: its tags (null when absent), and when. */
+export interface FetchedPreview {
+  /** The destination fetched (the link's url at the time): a changed url makes this stale. */
+  url: string;
+  title: string | null;
+  description: string | null;
+  image: string | null;
+  fetched_at: Date;
+  /** When the worker reads the destination again (sooner after a failure). */
+  due_at: Date;
+  /** Why nothing usable came back (timeout, refused, not HTML, status), or null when the page was read. */
+  error: string | null;
 }
 
 /** An abuse report's outcome on the link: visitors are warned first, or the link no longer redirects. */
@@ -90,6 +108,8 @@ export class LinkStore {
       { key: { workspace_id: 1, created_at: -1, _id: -1 }, name: 'workspace_newest' },
       { key: { workspace_id: 1, tag_ids: 1, created_at: -1 }, name: 'workspace_tag' },
       { key: { workspace_id: 1, folder_id: 1, created_at: -1 }, name: 'workspace_folder' },
+      // The preview worker's "which destinations are due" (src/links/preview-fetch.ts).
+      { key: { 'preview_fetched.due_at': 1 }, name: 'preview_due' },
     ]);
   }
 

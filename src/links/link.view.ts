@@ -27,6 +27,8 @@ export function linkView(doc: LinkDoc, tags: ReadonlyMap<string, LabelDoc>, defa
     workspace_rules_off: doc.workspace_rules_off,
     mobile: doc.mobile,
     rotator: doc.rotator,
+    preview: doc.preview ?? null,
+    destination_preview: destinationPreview(doc),
     archived: doc.archived,
     moderation: doc.moderation
       ? { state: doc.moderation.state, reason: doc.moderation.reason, report_id: doc.moderation.report_id, at: doc.moderation.at.toISOString() }
@@ -42,4 +44,11 @@ export function tagViews(tagIds: readonly string[], tags: ReadonlyMap<string, La
     const tag = tags.get(id);
     return tag ? [{ id: tag._id, name: tag.name, color: tag.color ?? null }] : [];
   });
+}
+
+/** The fetched tags when they belong to the current destination and say something; null otherwise. */
+export function destinationPreview(doc: Pick<LinkDoc, 'url' | 'preview_fetched'>): Link['destination_preview'] {
+  const fetched = doc.preview_fetched;
+  if (!fetched || fetched.url !== doc.url || (fetched.title === null && fetched.description === null && fetched.image === null)) return null;
+  return { title: fetched.title, description: fetched.description, image: fetched.image, fetched_at: fetched.fetched_at.toISOString() };
 }

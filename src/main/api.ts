@@ -33,6 +33,8 @@ import { LinkService } from '../links/link.service.ts';
 import { LabelService } from '../links/label.service.ts';
 import { labelRoutes, linkRoutes } from '../links/link.routes.ts';
 import { eventRoutes } from '../events/event.routes.ts';
+import { ClickStreams } from '../clicks/click-stream.ts';
+import { clickStreamRoutes } from '../clicks/click-stream.routes.ts';
 import { WebhookService } from '../webhooks/webhook.service.ts';
 import { webhookRoutes } from '../webhooks/webhook.routes.ts';
 import { DomainService } from '../domains/domain.service.ts';
@@ -212,6 +214,7 @@ export function buildApi(infra: Infra): ApiService {
   // An eighth of the budget keeps unique-visitor estimates worked out from those parts.
   const keeps = config.analytics.partCacheBytes;
   if (keeps > 0) stores.rollups.cacheParts(new PartCache(keeps - Math.floor(keeps / 8), metrics.registry));
+  const clickStreams = new ClickStreams({ nats, logger });
   const analytics = new AnalyticsService({
     rollups: stores.rollups,
     edges: new EdgeClickStore(stores.clicks.clicks),
@@ -241,6 +244,7 @@ export function buildApi(infra: Infra): ApiService {
     ...partnerDomainRoutes(customDomains, { partners: stores.partners, workspaces: stores.workspaces, defaultWorkspaceRatePerMinute: config.rateLimit.workspacePerMinute }),
     ...alertRoutes(new AlertService({ alerts: stores.alerts, links: stores.links }), config.alerts.evalIntervalMs),
     ...analyticsRoutes(analytics, { clicks: stores.clicks.clicks, slots: stores.exportSlots, logger }),
+    ...clickStreamRoutes(clickStreams),
     ...partnerAnalyticsRoutes(analytics, { partners: stores.partners, workspaces: stores.workspaces, defaultWorkspaceRatePerMinute: config.rateLimit.workspacePerMinute }),
     ...importRoutes(new ImportService({ store: stores.imports, box: new SecretBox(config.secretKey, IMPORT_SEAL_PURPOSE) })),
   ];
@@ -386,6 +390,8 @@ export function buildApi(infra: Infra): ApiService {
       logger.info({ port: server.port, nats: nats.isConnected() }, `api listening on http://${config.host}:${server.port}/v1`);
     },
     async stop() {
+      // Open click streams never end by themselves: ended first, their clients reconnect elsewhere with Last-Event-ID.
+      clickStreams.closeAll();
       await server?.close(config.shutdownTimeoutMs);
       await stores.rateLimiter.close();
       mailer.close();

@@ -9,11 +9,21 @@ import { ClickThresholdEventDataSchema } from '../clicks/usage-meter.ts';
 import { ConversionSchema } from '../conversions/conversion.schemas.ts';
 import { AlertFiringSchema } from '../alerts/alert.schemas.ts';
 import { PARTNER_EVENT_PAYLOADS } from '../partner/event-payloads.ts';
+import { ClickedEventDataSchema } from '../clicks/click-event.ts';
 
 const WORKSPACE_EVENT_PAYLOADS: readonly (EventPayloadSpec & { type: EventType })[] = [
   { type: 'link.created', summary: 'A link was created', data: LinkEventDataSchema },
   { type: 'link.updated', summary: 'A link changed: by the API, an A/B test that found its winner, or a resolved abuse report', data: LinkEventDataSchema },
   { type: 'link.deleted', summary: 'A link was deleted', data: LinkEventDataSchema },
+  {
+    type: 'link.clicked',
+    summary: 'Clicks of the workspace\'s links, in batches (opt-in)',
+    description:
+      'Each delivery carries up to WEBHOOK_CLICK_BATCH_SIZE clicks (100 by default), sent at the latest ' +
+      'WEBHOOK_CLICK_BATCH_WAIT_MS (1 s) after the first. Opt-in: received only by workspace endpoints that list it themselves; never in GET /events. ' +
+      'At least once: a batch may come again after a failure, possibly regrouped; deduplicate by each click\'s `id`',
+    data: ClickedEventDataSchema,
+  },
   { type: 'domain.pending_ssl', summary: 'A custom domain was verified; its certificate is being issued', data: DomainEventDataSchema },
   { type: 'domain.activated', summary: 'A custom domain serves links over HTTPS', data: DomainEventDataSchema },
   { type: 'domain.error', summary: 'Provisioning a custom domain failed', data: DomainEventDataSchema },

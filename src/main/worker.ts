@@ -14,6 +14,7 @@ import { WebhookService } from '../webhooks/webhook.service.ts';
 import { SecretBox } from '../webhooks/secret-box.ts';
 import { EndpointFailingNotifier, Mailer } from '../webhooks/mailer.ts';
 import { ClickIngestor } from '../clicks/ingest.ts';
+import { ClickWebhooks } from '../clicks/click-webhooks.ts';
 import { AbFeedback } from '../clicks/ab-feedback.ts';
 import { DestinationHealthChecker } from '../clicks/health.ts';
 import { ClickUsage } from '../clicks/usage-meter.ts';
@@ -27,6 +28,7 @@ import { RollupWriter } from '../analytics/rollup.store.ts';
 import { RollupSettler } from '../analytics/settler.ts';
 import { ClickRetention } from '../analytics/retention.ts';
 import { LinkService } from '../links/link.service.ts';
+import { PreviewFetcher } from '../links/preview-fetch.ts';
 import { DomainService } from '../domains/domain.service.ts';
 import { KubeDomains } from '../domains/kube-domains.ts';
 import { ImportRunner } from '../imports/import-runner.ts';
@@ -40,7 +42,9 @@ export interface WorkerService extends Service {
   readonly relay: OutboxRelay;
   readonly webhooks: WebhookWorker;
   readonly clicks: ClickIngestor;
+  readonly clickWebhooks: ClickWebhooks;
   readonly rotatorHealth: DestinationHealthChecker;
+  readonly previews: PreviewFetcher;
   readonly domainEvents: DomainEvents;
   readonly billing: BillingJobs;
   readonly alerts: AlertEvaluator;
@@ -182,12 +186,33 @@ export function buildWorker(infra: Infra): WorkerService {
       }).afterBatch,
     ],
   });
+  const clickWebhooks = new ClickWebhooks({
+    nats,
+    webhooks: stores.webhooks,
+    bus: infra.bus,
+    logger,
+    registry: metrics.registry,
+    batchSize: config.clickWebhooks.batchSize,
+    batchWaitMs: config.clickWebhooks.batchWaitMs,
+  });
   const rotatorHealth = new DestinationHealthChecker({
     links: stores.links.collection,
     health: stores.rotatorHealth,
     intervalMs: config.clicks.healthCheckIntervalMs,
     allowPrivate: config.webhooks.allowPrivateTargets,
     lease: new Lease(mongo.db, 'rotator-health', Math.max(30_000, config.clicks.healthCheckIntervalMs * 3)),
+    logger,
+  });
+
+  const previews = new PreviewFetcher({
+    links: stores.links.collection,
+    bus: infra.bus,
+    intervalMs: config.previews.intervalMs,
+    refreshMs: config.previews.refreshMs,
+    timeoutMs: config.previews.timeoutMs,
+    maxBytes: config.previews.maxBytes,
+    allowPrivate: config.webhooks.allowPrivateTargets,
+    lease: new Lease(mongo.db, 'link-previews', Math.max(30_000, config.previews.intervalMs * 3)),
     logger,
   });
 
@@ -280,7 +305,9 @@ export function buildWorker(infra: Infra): WorkerService {
     webhooks,
     domainEvents,
     clicks,
+    clickWebhooks,
     rotatorHealth,
+    previews,
     billing,
     alerts,
     settler,
@@ -291,7 +318,9 @@ export function buildWorker(infra: Infra): WorkerService {
       relay.start();
       await webhooks.start();
       await clicks.start();
+      await clickWebhooks.start();
       rotatorHealth.start();
+      previews.start();
       await domainEvents.start();
       billing.start();
       alerts.start();
@@ -310,7 +339,9 @@ export function buildWorker(infra: Infra): WorkerService {
       await settler.stop();
       await billing.stop();
       await rotatorHealth.stop();
+      await previews.stop();
       await clicks.stop();
+      await clickWebhooks.stop();
       await rollups.idle();
       await webhooks.stop();
       await relay.stop();

@@ -101,6 +101,15 @@ const TABLE: BotEntry[] = [
     ['Yeti', 'Yeti/\\d'],
     ['Exabot'],
   ]),
+  // Crawlers that fetch a page to draw a link card in a feed or a chat (the redirect answers them with the link's
+  // preview: src/redirect/preview-page.ts). Where the tokens come from: each operator's own documentation of its
+  // crawler (Meta's "The Facebook Crawler", X's Cards "Troubleshooting", LinkedIn's Post Inspector help, Slack's
+  // "Unfurling links", Discord's embed docs, Telegram's and Bluesky's link-preview notes, Pinterest's, Reddit's and
+  // VK's crawler pages, Zulip's and Matrix Synapse's source), and the User-Agents those crawlers were seen sending.
+  // Messengers without a crawler of their own borrow one: Apple's Messages (iMessage) sends
+  // "… facebookexternalhit/1.1 Facebot Twitterbot/1.0", Signal sends "WhatsApp/2", Instagram, Threads and LINE send
+  // facebookexternalhit, Microsoft Teams and Skype send SkypeUriPreview: the tokens below catch them under those
+  // names. In-app browsers (Instagram, FBAV, Line, Viber's) are people, and stay human.
   ...entries('social_preview', [
     ['facebookexternalhit'],
     ['facebookcatalog'],
@@ -123,6 +132,15 @@ const TABLE: BotEntry[] = [
     ['Snap URL Preview', 'Snap URL Preview Service'],
     ['MicrosoftPreview'],
     ['Google-PageRenderer'],
+    ['Yahoo Link Preview'],
+    ['FlipboardProxy'],
+    ['XING-contenttabreceiver'],
+    ['Quora Link Preview'],
+    ['ZulipURLPreview'],
+    ['Synapse', 'Synapse \\(bot;'],
+    ['Pleroma', 'Pleroma \\d'],
+    ['Akkoma', 'Akkoma \\d'],
+    ['Misskey', 'Misskey/\\d'],
   ]),
   ...entries('seo_crawler', [
     ['AhrefsBot', 'AhrefsBot|AhrefsSiteAudit'],

@@ -6,6 +6,8 @@ import type { Rule } from '../rules/rule.schemas.ts';
 import { compileIpMatcher, type IpMatcher } from '../rules/ip-match.ts';
 import { compileLanguageMatcher, compileRules, type CompiledRule } from '../rules/match.ts';
 import type { Device, OperatingSystem } from '../visitor/visitor-profile.ts';
+import { destinationPreview } from '../links/link.view.ts';
+import type { PreviewCard } from './preview-page.ts';
 
 export interface WorkspaceRedirectSettings {
   rules: Rule[];
@@ -78,6 +80,8 @@ export interface CompiledLink {
   abTest: CompiledAbTest | null;
   /** Null unless enabled. */
   rotator: CompiledRotator | null;
+  /** What social crawlers are shown: the custom preview, else the destination's fetched tags; null: redirect them. */
+  preview: PreviewCard | null;
 }
 
 /** A date that does not parse counts as absent rather than failing every redirect of the link. */
@@ -149,5 +153,12 @@ export function compileLink(link: LinkDoc): CompiledLink {
     mobile: link.mobile?.enabled ? link.mobile : null,
     abTest: compileAbTest(link.ab_test),
     rotator: compileRotator(link.rotator),
+    preview: compilePreview(link),
   };
+}
+
+function compilePreview(link: LinkDoc): PreviewCard | null {
+  if (link.preview) return { title: link.preview.title, description: link.preview.description ?? null, image: link.preview.image ?? null };
+  const fetched = destinationPreview(link);
+  return fetched ? { title: fetched.title, description: fetched.description, image: fetched.image } : null;
 }

@@ -23,6 +23,8 @@ import { SignedTokens } from './signed-token.ts';
 import { readCookies, setCookie } from './cookies.ts';
 import { actionPage, appLauncherPage, disabledPage, errorResponse, gonePage, notFoundResponse, passwordPage, suspendedPage, unlockedPage, warnPage, type PageResponse } from './pages.ts';
 import { clientIp } from '../platform/client-ip.ts';
+import { previewPage } from './preview-page.ts';
+import { DEFAULT_DOMAIN_ID } from '../links/domains.ts';
 
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
 const RESERVED: ReadonlySet<string> = new Set(RESERVED_SLUGS);
@@ -279,9 +281,18 @@ export class RedirectHandler {
       // decide() appends it to web destinations only when the workspace tracks conversions.
       clickId,
     });
+    // A social or chat crawler drawing a link card gets the card, where a person would have been redirected; it is
+    // still recorded, as the bot click it is (no rotator count: nobody reached the destination).
+    const { outcome } = decision;
+    const card = resolved.compiled.preview;
+    if (card !== null && outcome.kind === 'redirect' && profile.visitorType === 'social_preview') {
+      const status = this.page(res, previewPage({ card, shortUrl: this.shortUrl(link), destination: outcome.url }), [], 'preview');
+      if (req.method === 'GET') this.record(clickId, at, link, decision, profile, 'preview');
+      return status;
+    }
     this.stickyCookies(decision, abCookie, rotatorCookie, setCookies);
 
-    const status = this.answer(res, decision.outcome, link, slug, rawQuery, setCookies);
+    const status = this.answer(res, outcome, link, slug, rawQuery, setCookies);
     if (req.method === 'GET') this.record(clickId, at, link, decision, profile);
     return status;
   }
@@ -415,7 +426,14 @@ export class RedirectHandler {
     return this.page(res, unlockedPage({ continueUrl: actionUrl }), [cookie], 'interstitial');
   }
 
-  private record(id: string, at: Date, link: LinkDoc, decision: Decision, profile: VisitorProfile): void {
+  /** The short URL as its domain serves it. */
+  private shortUrl(link: LinkDoc): string {
+    const base = link.domain_id === DEFAULT_DOMAIN_ID ? this.d.config.shortLinkBaseUrl : `https://${link.domain}`;
+    return `${base}/${link.slug}`;
+  }
+
+  /** `shown: 'preview'`: a crawler was shown the link's card instead of the outcome (see visit). */
+  private record(id: string, at: Date, link: LinkDoc, decision: Decision, profile: VisitorProfile, shown?: 'preview'): void {
     const { outcome } = decision;
     const click: ClickRecord = {
       id,
@@ -425,8 +443,8 @@ export class RedirectHandler {
       domain_id: link.domain_id,
       domain: link.domain,
       slug: link.slug,
-      outcome: outcome.kind,
-      destination: outcome.kind === 'redirect' ? outcome.url : null,
+      outcome: shown ?? outcome.kind,
+      destination: outcome.kind === 'redirect' && shown === undefined ? outcome.url : null,
       decision: outcome.trace,
       visitor: {
         ip: profile.ipStored,
@@ -448,7 +466,7 @@ export class RedirectHandler {
         visitor_id: profile.visitorId,
       },
     };
-    if (outcome.trace.destinationId !== null) this.d.counters.add(link._id, outcome.trace.destinationId);
+    if (outcome.trace.destinationId !== null && shown === undefined) this.d.counters.add(link._id, outcome.trace.destinationId);
     this.d.clicks.record(click);
   }
 }

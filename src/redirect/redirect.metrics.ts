@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 
-export const REDIRECT_OUTCOMES = ['redirected', 'blocked', 'not_found', 'interstitial', 'gone', 'suspended', 'error'] as const;
+export const REDIRECT_OUTCOMES = ['redirected', 'blocked', 'not_found', 'interstitial', 'gone', 'suspended', 'preview', 'error'] as const;
 export type RedirectOutcomeLabel = (typeof REDIRECT_OUTCOMES)[number];
 
 /**
@@ -15,7 +15,7 @@ export class RedirectMetrics {
   constructor(registry: Registry, cacheSize: () => number) {
     const outcomes = new Counter({
       name: 'linkplane_redirects_total',
-      help: 'Short-link requests by outcome (redirected, blocked, not_found, interstitial, gone, error)',
+      help: 'Short-link requests by outcome (redirected, blocked, not_found, interstitial, gone, suspended, preview: a social crawler shown the link card, error)',
       labelNames: ['outcome'],
       registers: [registry],
     });

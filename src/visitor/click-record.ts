@@ -11,7 +11,7 @@ export interface ClickRecord {
   domain_id: string;
   domain: string;
   slug: string;
-  /** Outcome kind: redirect, block, gone, password, warn, page, app. */
+  /** Outcome kind: redirect, block, gone, password, warn, page, app; `preview`: a social crawler was shown the link's card. */
   outcome: string;
   /** Where the visitor was sent (redirect outcomes), else null. */
   destination: string | null;

@@ -2,7 +2,7 @@ import { newId } from '../platform/ids.ts';
 import { NotFoundError, QuotaExceededError, ValidationError } from '../platform/errors.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
-import { PARTNER_ONLY_EVENTS, type EventType } from '../events/event-types.ts';
+import { PARTNER_ONLY_EVENTS, STREAMED_EVENTS, type EventType } from '../events/event-types.ts';
 import { decodeTimePosition, pageOf, timePosition, type Pagination } from '../http/cursor.ts';
 import { assertPublicTarget, type TargetOptions } from '../platform/outbound/ssrf.ts';
 import { newSigningSecret, type SecretBox } from './secret-box.ts';
@@ -34,6 +34,7 @@ export interface WebhookServiceDeps {
 }
 
 const PARTNER_ONLY: ReadonlySet<string> = new Set(PARTNER_ONLY_EVENTS);
+const WORKSPACE_ONLY: ReadonlySet<string> = new Set(STREAMED_EVENTS);
 
 /** The endpoint belongs to whoever holds the key: the workspace, or the partner itself. */
 export function webhookTenantOf(principal: Principal): WebhookTenant {
@@ -62,6 +63,8 @@ export class WebhookService {
       await this.d.webhooks.delete(tenant, id);
       throw new QuotaExceededError('webhook endpoints', MAX_ENDPOINTS_PER_TENANT);
     }
+    // The click streamers remember which endpoints of a workspace want clicks: a new one is announced to them.
+    if (input.events.some((type) => WORKSPACE_ONLY.has(type))) await this.changed(id);
     return { ...this.view(doc), secret };
   }
 
@@ -189,10 +192,16 @@ export class WebhookService {
   }
 }
 
-/** Partner-only event types concern a partner's clients and billing; a workspace endpoint cannot subscribe to them. */
+/**
+ * Partner-only event types concern a partner's clients and billing; a workspace endpoint cannot subscribe to them.
+ * Streamed clicks (`link.clicked`) are a workspace's own: a partner endpoint cannot subscribe to its clients' clicks.
+ */
 function checkEvents(tenant: WebhookTenant, events: readonly EventType[]): void {
-  if (tenant.kind === 'partner') return;
-  const refused = events.flatMap((type, i) => (PARTNER_ONLY.has(type) ? [{ path: `events[${i}]`, message: `"${type}" is available to partner endpoints only` }] : []));
+  const refused = events.flatMap((type, i) => {
+    if (tenant.kind === 'workspace' && PARTNER_ONLY.has(type)) return [{ path: `events[${i}]`, message: `"${type}" is available to partner endpoints only` }];
+    if (tenant.kind === 'partner' && WORKSPACE_ONLY.has(type)) return [{ path: `events[${i}]`, message: `"${type}" is available to workspace endpoints only` }];
+    return [];
+  });
   if (refused.length > 0) throw new ValidationError(refused);
 }
 

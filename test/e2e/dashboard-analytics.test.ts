@@ -263,4 +263,20 @@ describe('Dashboard analytics screen', function () {
     expect(await horizontalOverflow(page)).to.equal(0);
     await page.context().close();
   });
+  // Last: its click would change the counts the tests above read.
+  it('shows a click in the live feed as it happens', async () => {
+    const page = await dashboard.signedInPage();
+    await page.goto(`${dashboard.apiUrl}/dashboard/analytics`);
+    await page.getByRole('heading', { level: 1, name: 'Analytics' }).waitFor();
+    await page.getByRole('button', { name: 'Watch live' }).click();
+    await page.getByText('Waiting for the next click…').waitFor();
+    const visit = await fetch(other.short_url, { redirect: 'manual', headers: { 'User-Agent': DESKTOP } });
+    expect(visit.status).to.be.oneOf([301, 302, 307, 308]);
+    const row = page.getByTestId('live-click').first();
+    await row.waitFor({ timeout: 15_000 });
+    const slug = new URL(other.short_url).pathname;
+    expect(await row.textContent()).to.include(slug).and.include('human').and.include('→ https://example.com/other');
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.context().close();
+  });
 });

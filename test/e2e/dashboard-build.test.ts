@@ -10,7 +10,7 @@ import { chromiumMissing, launchBrowser, watchCspViolations, type TestBrowser } 
 import { DASHBOARD_DIST, requireDashboardBuild } from '../helpers/dashboard.ts';
 
 const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: https:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const TYPES: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css', '.html': 'text/html; charset=utf-8', '.svg': 'image/svg+xml', '.woff2': 'font/woff2' };
 
 /** Serves web/dist the way the contract says the api does; /auth answers as for a visitor who is not signed in. */

@@ -76,6 +76,27 @@ describe('Dashboard links', function () {
     expect(await destination(shortUrl, DESKTOP_UA)).to.equal('https://example.com/summer');
   });
 
+  it('draws the social card as it is typed, and a crawler gets it from the redirect once saved', async () => {
+    await page.locator('summary', { hasText: 'Social preview' }).click();
+    await page.getByTestId('preview-none').waitFor();
+    await page.getByLabel('Card title').fill('Summer <sale>');
+    await page.getByLabel('Card description').fill('Forty new pieces');
+    await page.getByLabel('Card image URL').fill('https://cdn.example.com/summer.png');
+    const feed = page.getByTestId('preview-feed');
+    expect(await feed.locator('strong').textContent()).to.equal('Summer <sale>');
+    expect(await feed.locator('.preview-card-site').textContent()).to.equal('EXAMPLE.COM');
+    expect(await feed.locator('img').getAttribute('src')).to.equal('https://cdn.example.com/summer.png');
+    expect(await page.getByTestId('preview-chat').locator('span').textContent()).to.equal('Forty new pieces');
+    await page.getByRole('button', { name: 'Save the link' }).click();
+    await page.getByRole('status').filter({ hasText: 'Link saved.' }).waitFor();
+    const html = await until(async () => {
+      const answer = await fetch(shortUrl, { redirect: 'manual', headers: { 'User-Agent': 'facebookexternalhit/1.1' } });
+      return answer.status === 200 ? answer.text() : false;
+    }, 15_000, 'the crawler to get the card');
+    expect(html).to.include('<meta property="og:title" content="Summer &lt;sale&gt;">');
+    expect(await destination(shortUrl, DESKTOP_UA)).to.equal('https://example.com/summer');
+  });
+
   it('shows the QR code of the short link, fetched as an image blob', async () => {
     const image = page.getByRole('img', { name: 'QR code of the short link spring' });
     await image.waitFor();

@@ -9,7 +9,7 @@ import { testEnv } from '../helpers/env.ts';
 import { startApi, type RunningApi } from '../helpers/api.ts';
 
 const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: https:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const INDEX = `<!doctype html><html><head><script type="module" src="/dashboard/assets/app-abc123.js"></script></head><body><div id="app"></div></body></html>`;
 const APP_JS = `export const greeting = ${JSON.stringify('hello '.repeat(400))};\n`;
 

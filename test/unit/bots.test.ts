@@ -24,6 +24,18 @@ const BOTS: [ua: string, type: BotType, name: string][] = [
   ['Mozilla/5.0 (compatible; Discordbot/2.0; +https://discordapp.com)', 'social_preview', 'Discordbot'],
   ['WhatsApp/2.23.20.0 A', 'social_preview', 'WhatsApp'],
   ['TelegramBot (like TwitterBot)', 'social_preview', 'TelegramBot'],
+  // Apple's Messages (iMessage) announces itself as Facebook's and X's crawlers.
+  [
+    'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_11_1) AppleWebKit/601.2.4 (KHTML, like Gecko) Version/9.0.1 Safari/601.2.4 facebookexternalhit/1.1 Facebot Twitterbot/1.0',
+    'social_preview',
+    'facebookexternalhit',
+  ],
+  ['Mozilla/5.0 (Windows NT 6.1; WOW64) SkypeUriPreview Preview/0.5 skype-url-preview@microsoft.com', 'social_preview', 'SkypeUriPreview'],
+  ['Mozilla/5.0 (compatible; Bluesky Cardyb/1.1; +mailto:support@bsky.app)', 'social_preview', 'Bluesky'],
+  ['Mozilla/5.0 (compatible; ZulipURLPreview/1.0; +https://zulip.com/)', 'social_preview', 'ZulipURLPreview'],
+  ['Synapse (bot; +https://github.com/matrix-org/synapse)', 'social_preview', 'Synapse'],
+  ['Misskey/2024.8.0 (https://misskey.example)', 'social_preview', 'Misskey'],
+  ['Mozilla/5.0 (compatible; Yahoo Link Preview; https://help.yahoo.com/kb/mail/yahoo-link-preview-SLN23615.html)', 'social_preview', 'Yahoo Link Preview'],
   ['Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)', 'seo_crawler', 'AhrefsBot'],
   ['Mozilla/5.0 (compatible; SemrushBot/7~bl; +http://www.semrush.com/bot.html)', 'seo_crawler', 'SemrushBot'],
   ['Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)', 'seo_crawler', 'MJ12bot'],

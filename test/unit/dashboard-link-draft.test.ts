@@ -27,6 +27,8 @@ function aLink(overrides: Partial<Link> = {}): Link {
     workspace_rules_off: false,
     mobile: null,
     rotator: null,
+    preview: null,
+    destination_preview: null,
     archived: false,
     created_at: '2026-01-01T00:00:00Z',
     updated_at: '2026-01-01T00:00:00Z',
@@ -35,6 +37,16 @@ function aLink(overrides: Partial<Link> = {}): Link {
 }
 
 describe('Dashboard link editor: drafts to API bodies', () => {
+  it('sends a custom social card only with a title, clears it when the title is emptied, and leaves it alone otherwise', () => {
+    const draft: LinkDraft = { ...emptyDraft(), url: 'https://example.com/a', preview: { title: ' Spring ', description: '', image: 'https://cdn.example.com/a.png' } };
+    expect(createBody(draft).preview).to.deep.equal({ title: 'Spring', description: null, image: 'https://cdn.example.com/a.png' });
+    expect(createBody({ ...draft, preview: { title: '  ', description: 'ignored', image: '' } })).not.to.have.property('preview');
+    const original = draftOf(aLink({ preview: { title: 'Old', description: 'd', image: null } }));
+    expect(original.preview).to.deep.equal({ title: 'Old', description: 'd', image: '' });
+    expect(updateBody({ ...original, note: 'x' }, original)).not.to.have.property('preview');
+    expect(updateBody({ ...original, preview: { ...original.preview, title: '' } }, original).preview).to.equal(null);
+  });
+
   it('creates with only the fields filled in, UTM parameters and a password included', () => {
     const draft: LinkDraft = { ...emptyDraft(), url: ' https://example.com/a ', slug: 'a', password: 'sesame', utm: { ...emptyDraft().utm, utm_source: 'news' } };
     expect(createBody(draft)).to.deep.equal({ url: 'https://example.com/a', slug: 'a', redirect_type: 302, password: 'sesame', utm: { utm_source: 'news' } });

@@ -456,7 +456,7 @@ describe('link schemas', () => {
   describe('Link (response, 2.1)', () => {
     const fields = Object.keys(aLinkView());
 
-    it('has exactly the fields of spec 2.1 plus archived, moderation (abuse reports) and the timestamps', () => {
+    it('has exactly the fields of spec 2.1 plus archived, moderation (abuse reports), the social previews and the timestamps', () => {
       expect(fields.sort()).to.deep.equal(
         [
           'id',
@@ -479,6 +479,8 @@ describe('link schemas', () => {
           'workspace_rules_off',
           'mobile',
           'rotator',
+          'preview',
+          'destination_preview',
           'archived',
           'moderation',
           'created_at',

@@ -137,6 +137,37 @@ export const api = {
     anchor.click();
     anchor.remove();
   },
+  /**
+   * Reads a Server-Sent Events answer (GET /v1/clicks/stream) until it ends or `signal` aborts, handing each event
+   * over with its id. Fetched rather than opened with EventSource, which cannot send the context header; resuming
+   * is the caller's: it passes the last id it saw as `lastEventId`.
+   */
+  async events(path: string, query: Query | undefined, options: { lastEventId: string | null; signal: AbortSignal; onEvent: (event: { id: string | null; type: string; data: string }) => void }): Promise<void> {
+    const headers: Record<string, string> = options.lastEventId ? { 'Last-Event-ID': options.lastEventId } : {};
+    const response = await send('GET', path, { query, headers, signal: options.signal }, 'text/event-stream');
+    if (!response.body) return;
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) !== -1) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let id: string | null = null;
+        let type = 'message';
+        const data: string[] = [];
+        for (const line of block.split('\n')) {
+          if (line.startsWith('id:')) id = line.slice(3).trim();
+          else if (line.startsWith('event:')) type = line.slice(6).trim();
+          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+        }
+        if (data.length > 0) options.onEvent({ id, type, data: data.join('\n') });
+      }
+    }
+  },
   /** A binary answer (QR images) as a Blob, for object URLs the CSP allows (img-src blob:). */
   async blob(path: string, query?: Query, accept = '*/*'): Promise<Blob> {
     const response = await send('GET', path, { query }, accept);

@@ -1,7 +1,7 @@
 // Our own CSV (docs/importing/export.md): the file `GET /v1/links/export?format=csv` writes, read back so that a
 // workspace's links can be moved into another one. Every column the export writes is read: the fields every source
-// has go into the ImportedLink, and the blocks only we have (note, redirect type, A/B test, rules, mobile, rotator)
-// travel in `native`. Cells a spreadsheet would have run as a formula were written with one more leading `'`; it is
+// has go into the ImportedLink, and the blocks only we have (note, redirect type, A/B test, rules, mobile, rotator,
+// preview) travel in `native`. Cells a spreadsheet would have run as a formula were written with one more leading `'`; it is
 // dropped here. The source id is the exported link's id, so importing the same file twice creates nothing twice.
 import Papa from 'papaparse';
 import { SourceError, type ImportSource, type ImportedLink, type NativeFields, type SourceOptions, type SourcePage, type SourceRowError } from '../source.ts';
@@ -60,7 +60,7 @@ function rowToLink(row: Row, position: string): ImportedLink | SourceRowError {
   const url = cell(row, 'url');
   if (!isHttpUrl(url)) return { ref, message: 'the url column is not an absolute http(s) URL' };
   const blocks: Record<string, unknown> = {};
-  for (const name of ['tags', 'targeting', 'ab_test', 'rules', 'mobile', 'rotator']) {
+  for (const name of ['tags', 'targeting', 'ab_test', 'rules', 'mobile', 'rotator', 'preview']) {
     const value = json(row, name);
     if (!value.ok) return { ref, message: `the ${name} column is not JSON` };
     blocks[name] = value.value;
@@ -75,6 +75,7 @@ function rowToLink(row: Row, position: string): ImportedLink | SourceRowError {
     workspace_rules_off: cell(row, 'workspace_rules_off') === 'true',
     mobile: blocks.mobile as NativeFields['mobile'],
     rotator: blocks.rotator as NativeFields['rotator'],
+    preview: blocks.preview as NativeFields['preview'],
   };
   return linkOf(ref, url, {
     // The exporting instance's own short domain is not ours: its links go on our default domain.

@@ -13,6 +13,7 @@ import { RangeControls } from './range-controls.tsx';
 import { SummaryTiles } from './summary-tiles.tsx';
 import { TimeseriesChart } from './timeseries-chart.tsx';
 import { TopLinksPanel } from './top-links-panel.tsx';
+import { LiveFeed } from './live-feed.tsx';
 import { useFetch } from '../../components/use-fetch.ts';
 import './analytics.css';
 
@@ -72,6 +73,7 @@ export default function AnalyticsScreen() {
         onFilter={(name, value) => update({ filters: { ...params.filters, [name]: value } })}
       />
       {!partner && <TopLinksPanel query={query} onPick={(id) => update({ filters: { ...params.filters, link_id: id } })} />}
+      {!partner && <LiveFeed linkId={linkIds.length === 1 ? linkIds[0]! : null} />}
     </Page>
   );
 }

@@ -10,6 +10,13 @@ export interface Utm {
   utm_content: string;
 }
 
+/** The custom social card as edited: an empty title means none. */
+export interface PreviewDraft {
+  title: string;
+  description: string;
+  image: string;
+}
+
 /** A rule as edited: `key` tells rows apart while they are reordered (new rules have no id until saved). */
 export type RuleDraft = Rule & { key: string };
 
@@ -36,6 +43,7 @@ export interface LinkDraft {
   workspace_rules_off: boolean;
   mobile: Mobile | null;
   rotator: Rotator | null;
+  preview: PreviewDraft;
 }
 
 let keySeed = 0;
@@ -66,6 +74,7 @@ export function emptyDraft(): LinkDraft {
     workspace_rules_off: false,
     mobile: null,
     rotator: null,
+    preview: { title: '', description: '', image: '' },
   };
 }
 
@@ -89,6 +98,7 @@ export function draftOf(link: Link): LinkDraft {
     workspace_rules_off: link.workspace_rules_off,
     mobile: link.mobile ? structuredClone(link.mobile) : null,
     rotator: link.rotator ? structuredClone(link.rotator) : null,
+    preview: { title: link.preview?.title ?? '', description: link.preview?.description ?? '', image: link.preview?.image ?? '' },
   };
 }
 
@@ -162,6 +172,9 @@ function managedFields(draft: LinkDraft): Record<string, unknown> {
     workspace_rules_off: draft.workspace_rules_off,
     mobile: draft.mobile ? cleanMobile(draft.mobile) : null,
     rotator: draft.rotator ? cleanRotator(draft.rotator) : null,
+    preview: draft.preview.title.trim()
+      ? { title: draft.preview.title.trim(), description: draft.preview.description.trim() || null, image: draft.preview.image.trim() || null }
+      : null,
   };
 }
 

@@ -14,6 +14,7 @@ import { createBody, draftOf, emptyDraft, updateBody, type LinkDraft } from './l
 import { useLinkOptions } from './link-options.ts';
 import { REDIRECT_TYPES, type Folder, type Link, type TagRef } from './link-types.ts';
 import { QrPreview } from './qr-preview.tsx';
+import { PreviewEditor } from './link-preview.tsx';
 import { RuleBuilder } from './rule-builder.tsx';
 
 /** Create (`/links/new`) or edit (`/links/:id`) a link, every block of it. */
@@ -261,6 +262,14 @@ function LinkForm({ link, onSaved }: { link: Link | null; onSaved: (link: Link) 
             </div>
           </Section>
         )}
+
+        <Section
+          title="Social preview"
+          badge={draft.preview.title.trim() ? 'custom' : link?.destination_preview ? "destination's" : null}
+          open={failure?.fieldError('preview', true) !== undefined}
+        >
+          <PreviewEditor value={draft.preview} onChange={(preview) => set('preview', preview)} destination={link?.destination_preview ?? null} url={draft.url} error={failure} />
+        </Section>
 
         <Section title="Rules" badge={draft.rules.length ? `${draft.rules.length}` : null} open={failure?.fieldError('rules', true) !== undefined}>
           <RuleBuilder rules={draft.rules} onChange={(rules) => set('rules', rules)} error={failure} />

@@ -117,6 +117,8 @@ export interface Link {
   workspace_rules_off: boolean;
   mobile: Mobile | null;
   rotator: Rotator | null;
+  preview: { title: string; description?: string | null; image?: string | null } | null;
+  destination_preview: { title: string | null; description: string | null; image: string | null; fetched_at: string } | null;
   archived: boolean;
   created_at: string;
   updated_at: string;

@@ -55,7 +55,7 @@ export function WebhookForm({ kind, initial, submitLabel, busy, error, onSubmit,
       <fieldset aria-describedby={eventsError ? 'webhook-events-error' : undefined}>
         <legend>Events</legend>
         <div class="event-tools">
-          <button type="button" class="secondary outline" onClick={() => setEvents(choices.map((c) => c.type))}>
+          <button type="button" class="secondary outline" onClick={() => setEvents((list) => [...choices.filter((c) => !c.optIn).map((c) => c.type), ...list.filter((t) => choices.some((c) => c.optIn && c.type === t))])}>
             Select all
           </button>
           <button type="button" class="secondary outline" onClick={() => setEvents([])}>
