@@ -68,7 +68,7 @@ export interface Config {
     readonly negativeCacheTtlMs: number;
     readonly cacheMaxEntries: number;
     /** MaxMind-format databases (GeoIP2/GeoLite2 City, ASN, Anonymous IP); each optional. */
-    readonly geoip: { readonly cityDb: string | null; readonly asnDb: string | null; readonly anonymousDb: string | null };
+    readonly geoip: { readonly cityDb: string | null; readonly asnDb: string | null; readonly anonymousDb: string | null; readonly openData: boolean };
     /** Believe CDN/edge headers (CF-IPCountry, X-Geo-*, X-Forwarded-For…); only behind a proxy that sets them. */
     readonly trustEdgeHeaders: boolean;
     /** How many proxies in front of us append to X-Forwarded-For (0: use the socket address). */
@@ -394,7 +394,12 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       cacheTtlMs: r.int('REDIRECT_CACHE_TTL_MS', 300_000, 0, 86_400_000),
       negativeCacheTtlMs: r.int('REDIRECT_NEGATIVE_CACHE_TTL_MS', 5_000, 0, 600_000),
       cacheMaxEntries: r.int('REDIRECT_CACHE_MAX_ENTRIES', 100_000, 1, 10_000_000),
-      geoip: { cityDb: r.optional('GEOIP_CITY_DB'), asnDb: r.optional('GEOIP_ASN_DB'), anonymousDb: r.optional('GEOIP_ANONYMOUS_DB') },
+      geoip: {
+        cityDb: r.optional('GEOIP_CITY_DB'),
+        asnDb: r.optional('GEOIP_ASN_DB'),
+        anonymousDb: r.optional('GEOIP_ANONYMOUS_DB'),
+        openData: r.boolean('GEOIP_OPEN_DATA', true),
+      },
       trustEdgeHeaders: r.boolean('TRUST_EDGE_HEADERS', false),
       trustedProxyHops: r.int('TRUSTED_PROXY_HOPS', 0, 0, 10),
       ipStorage: r.oneOf('IP_STORAGE', 'truncate', ['truncate', 'hash', 'none'] as const),
