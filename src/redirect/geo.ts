@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import ipaddr from 'ipaddr.js';
-import maxmind, { type AnonymousIPResponse, type AsnResponse, type CityResponse, type Reader } from 'maxmind';
+import maxmind, { type AnonymousIPResponse, type AsnResponse, type CityResponse, type CountryResponse, type Reader } from 'maxmind';
 import { PROXY_TYPES } from '../visitor/visitor-profile.ts';
 import { AsnRanges, openAsnPaths, openCountryDbPath } from './open-geo-data.ts';
 import type { ProxyType } from '../visitor/visitor-profile.ts';
@@ -26,9 +26,15 @@ export interface GeoDatabasePaths {
   readonly openData?: boolean;
 }
 
-/** The record shape of the packaged country database. */
-interface CountryRecord {
-  country_code?: string;
+/**
+ * The packaged country database's records are `{ country_code }`, not MaxMind's shape; the reader's type wants one
+ * of MaxMind's, so it is typed as a Country reader and its records read through `packagedCountryCode`.
+ */
+type CountryRecord = CountryResponse;
+
+function packagedCountryCode(record: CountryRecord | null): string | null {
+  const code = (record as { country_code?: unknown } | null)?.country_code;
+  return typeof code === 'string' ? code : null;
 }
 
 /** One load per process, shared by every profiler (tests open many; each redirect replica opens one). */
@@ -114,7 +120,7 @@ export class GeoDatabases {
     const asn = find(this.asn, ip, v6);
     if (asn && asn.autonomous_system_number > 0) facts.asn = asn.autonomous_system_number;
     if ((this.openCountry !== null || this.openAsn !== null) && isPublicUnicast(ip)) {
-      if (this.openCountry !== null) facts.country = countryCode(find(this.openCountry, ip, v6)?.country_code);
+      if (this.openCountry !== null) facts.country = countryCode(packagedCountryCode(find(this.openCountry, ip, v6)));
       if (this.openAsn !== null) facts.asn = this.openAsn.lookup(ip);
     }
     const anonymous = find(this.anonymous, ip, v6);
@@ -141,7 +147,7 @@ function isPublicUnicast(ip: string): boolean {
  * An IPv4-only database walked with an IPv6 address would answer for whatever IPv4 address its first 32 bits
  * spell, so such a lookup is not made.
  */
-function find<T extends AnonymousIPResponse | AsnResponse | CityResponse | CountryRecord>(reader: Reader<T> | null, ip: string, v6: boolean): T | null {
+function find<T extends AnonymousIPResponse | AsnResponse | CityResponse | CountryResponse>(reader: Reader<T> | null, ip: string, v6: boolean): T | null {
   if (reader === null || (v6 && reader.metadata.ipVersion === 4)) return null;
   return reader.get(ip);
 }

@@ -14,6 +14,8 @@ export const SignInBody = Type.Object({ email: Email, password: Password }, { ad
 export const SignInLinkBody = Type.Object({ email: Email }, { additionalProperties: false });
 /** The token of an e-mailed sign-in link, as the link page posts it (43 characters today; some room to change). */
 export const SignInLinkTokenBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const PasswordResetRequestBody = Type.Object({ email: Email }, { additionalProperties: false });
+export const PasswordResetBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }), new_password: Password }, { additionalProperties: false });
 export const PasswordChangeBody = Type.Object({ current_password: Password, new_password: Password }, { additionalProperties: false });
 export const ContextQuery = Type.Object({ context: ContextId }, { additionalProperties: false });
 export const MemberQuery = Type.Object({ context: ContextId, user_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
