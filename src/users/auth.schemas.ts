@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../platform/schema.ts';
 
-// The /auth/* shapes: validated like /v1 bodies, but not part of the public OpenAPI document (the dashboard's own API).
+// The /auth/* shapes: validated like /v1 bodies. The dashboard's own API, outside the public OpenAPI document but for
+// the password reset routes, which it describes (a front end of its own may offer the reset).
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 /** Long enough for any passphrase, short enough that hashing it costs nothing extra. */
