@@ -252,7 +252,7 @@ export function buildApi(infra: Infra): ApiService {
   // The /auth routes published in the document as well (password reset: a front end of its own may offer it),
   // filled in below where the /auth table is built.
   const publishedAuthRoutes: RouteSpec[] = [];
-  const outsideV1 = [{ prefix: '/auth', routes: publishedAuthRoutes }];
+  const documentedOutsideV1 = [{ prefix: '/auth', routes: publishedAuthRoutes }];
   // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.
   routes.push(
     ...openApiRoutes(() =>
@@ -261,7 +261,7 @@ export function buildApi(infra: Infra): ApiService {
         version: '1.0.0',
         idempotencyTtlHours: config.idempotencyTtlHours,
         events: EVENT_PAYLOADS,
-        outsideV1,
+        outsideV1: documentedOutsideV1,
       }),
     ),
   );
@@ -387,7 +387,7 @@ export function buildApi(infra: Infra): ApiService {
     keys,
     auth,
     routes,
-    outsideV1,
+    outsideV1: documentedOutsideV1,
     port: () => server?.port ?? config.apiPort,
     async start() {
       server = await listen(app.callback(), config.apiPort, config.host, inFlight, {
