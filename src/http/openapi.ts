@@ -20,8 +20,8 @@ export interface OpenApiOptions {
   /** Event payloads a webhook endpoint receives, published under the document's `webhooks` (OpenAPI 3.1). */
   events?: readonly EventPayloadSpec[];
   /**
-   * Routes mounted outside `/v1` (the dashboard's `/auth`): each path item names its own server, the API's origin,
-   * and its path carries the prefix. They take no API key and no Idempotency-Key.
+   * Routes mounted outside `/v1` (the dashboard's `/auth`): each path item names its own server, `/` (the origin the
+   * document is served from), and its path carries the prefix. They take no API key and no Idempotency-Key.
    */
   outsideV1?: ReadonlyArray<{ prefix: string; routes: readonly RouteSpec[] }>;
 }
@@ -74,7 +74,6 @@ export function buildOpenApi(routes: readonly RouteSpec[], options: OpenApiOptio
     if (item[method]) throw new Error(`OpenAPI: ${route.method} ${route.path} is declared twice`);
     item[method] = operation(route, schemas);
   }
-  const origin = options.serverUrl.replace(/\/+$/, '');
   for (const { prefix, routes: outside } of options.outsideV1 ?? []) {
     for (const route of outside) {
       if (route.auth !== null) throw new Error(`OpenAPI: ${route.operationId} outside /v1 cannot take an API key`);
@@ -83,7 +82,8 @@ export function buildOpenApi(routes: readonly RouteSpec[], options: OpenApiOptio
       if (!tags.includes(route.tag)) tags.push(route.tag);
       const path = openApiPath(`${prefix}${route.path}`);
       // A path item's `servers` is a list, not an operation: the document's type keeps paths as operations only.
-      const servers = [{ url: origin, description: `The API's origin: ${prefix} is not under /v1.` }];
+      // `/` is relative to where the document is served: the API's origin, so the paths do not depend on config.
+      const servers = [{ url: '/', description: `The API's origin: ${prefix} is not under /v1.` }];
       const item = (paths[path] ??= { servers } as unknown as Record<string, JsonObject>);
       const method = route.method.toLowerCase();
       if (item[method]) throw new Error(`OpenAPI: ${route.method} ${prefix}${route.path} is declared twice`);
