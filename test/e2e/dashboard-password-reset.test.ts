@@ -66,7 +66,7 @@ describe('Dashboard password reset', function () {
 
     // The session from before is over: its next screen asks to sign in.
     await elsewhere.reload();
-    await until(async () => new URL(elsewhere.url()).pathname === '/dashboard/sign-in', 20_000, 'the other session sent to sign-in');
+    await until(() => new URL(elsewhere.url()).pathname === '/dashboard/sign-in', 20_000, 'the other session sent to sign-in');
     // The old password fails, the new one works.
     await signInThroughForm(elsewhere, dashboard.apiUrl, { email: account.email, password: 'a-brand-new-password' });
 
