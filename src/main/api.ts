@@ -75,7 +75,8 @@ import { dashboardStatic } from '../dashboard/static.ts';
 import { ImportService, IMPORT_SEAL_PURPOSE } from '../imports/import.service.ts';
 
 /** The /auth operations the OpenAPI document describes (the rest is the dashboard's own API, see docs/dashboard.md). */
-const PUBLISHED_AUTH_OPERATIONS = new Set(['requestPasswordReset', 'followPasswordResetLink', 'resetPassword']);
+// The e-mailed link's GET (a 303 to the dashboard's page) is the dashboard's own, not an operation to call.
+const PUBLISHED_AUTH_OPERATIONS = new Set(['requestPasswordReset', 'resetPassword']);
 import { importRoutes } from '../imports/import.routes.ts';
 
 /** Paths under /v1 answered without a key. */
