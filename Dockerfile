@@ -16,7 +16,12 @@ RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY . .
 # tsc emits dist/ (entry: dist/src/main/run.js) and Vite the dashboard into web/dist/; dev dependencies
 # (TypeScript, Vite, test tools, helm) then go.
-RUN npm run build && npm run build:web && npm prune --omit=dev
+RUN npm run build && npm run build:web && npm prune --omit=dev \
+ && rm node_modules/@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country-ipv4.mmdb \
+       node_modules/@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country-ipv6.mmdb \
+       node_modules/@ip-location-db/asn/asn-ipv4.csv node_modules/@ip-location-db/asn/asn-ipv6-num.csv
+# The open geography data (docs/geography.md) ships with the production dependencies; the variants of its files
+# the redirect does not read (split IPv4/IPv6 trees, the other CSV encodings) are dropped above, 28 MB less.
 
 FROM node:24.21.0-bookworm-slim AS runtime
 WORKDIR /app

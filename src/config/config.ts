@@ -68,7 +68,7 @@ export interface Config {
     readonly negativeCacheTtlMs: number;
     readonly cacheMaxEntries: number;
     /** MaxMind-format databases (GeoIP2/GeoLite2 City, ASN, Anonymous IP); each optional. */
-    readonly geoip: { readonly cityDb: string | null; readonly asnDb: string | null; readonly anonymousDb: string | null };
+    readonly geoip: { readonly cityDb: string | null; readonly asnDb: string | null; readonly anonymousDb: string | null; readonly openData: boolean };
     /** Believe CDN/edge headers (CF-IPCountry, X-Geo-*, X-Forwarded-For…); only behind a proxy that sets them. */
     readonly trustEdgeHeaders: boolean;
     /** How many proxies in front of us append to X-Forwarded-For (0: use the socket address). */
@@ -165,10 +165,19 @@ export interface Config {
     /** How long an e-mailed sign-in link works (15 min), and an invitation (7 days). */
     readonly signInLinkTtlMs: number;
     readonly inviteTtlMs: number;
-    /** Sign-in attempts allowed per account and per client address in the window, then 429 with Retry-After. */
+    /**
+     * Sign-in attempts allowed in the window, then 429 with Retry-After: per account and client address together
+     * (a guesser elsewhere does not lock the owner out), per address across accounts, and a much higher ceiling per
+     * account from every address together (distributed guessing).
+     */
     readonly signInMaxAttempts: number;
     readonly signInMaxAttemptsPerIp: number;
+    readonly signInMaxAttemptsPerAccount: number;
     readonly signInWindowMs: number;
+    /** How long an e-mailed password reset link works (30 min); reset e-mails per account and per address an hour. */
+    readonly passwordResetTtlMs: number;
+    readonly passwordResetsPerAccount: number;
+    readonly passwordResetsPerIp: number;
     /** OpenID Connect sign-in; null when OIDC_ISSUER is not set. */
     readonly oidc: { readonly issuer: string; readonly clientId: string; readonly clientSecret: string | null; readonly name: string } | null;
   };
@@ -449,7 +458,12 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       cacheTtlMs: r.int('REDIRECT_CACHE_TTL_MS', 300_000, 0, 86_400_000),
       negativeCacheTtlMs: r.int('REDIRECT_NEGATIVE_CACHE_TTL_MS', 5_000, 0, 600_000),
       cacheMaxEntries: r.int('REDIRECT_CACHE_MAX_ENTRIES', 100_000, 1, 10_000_000),
-      geoip: { cityDb: r.optional('GEOIP_CITY_DB'), asnDb: r.optional('GEOIP_ASN_DB'), anonymousDb: r.optional('GEOIP_ANONYMOUS_DB') },
+      geoip: {
+        cityDb: r.optional('GEOIP_CITY_DB'),
+        asnDb: r.optional('GEOIP_ASN_DB'),
+        anonymousDb: r.optional('GEOIP_ANONYMOUS_DB'),
+        openData: r.boolean('GEOIP_OPEN_DATA', true),
+      },
       trustEdgeHeaders: r.boolean('TRUST_EDGE_HEADERS', false),
       trustedProxyHops: r.int('TRUSTED_PROXY_HOPS', 0, 0, 10),
       ipStorage: r.oneOf('IP_STORAGE', 'truncate', ['truncate', 'hash', 'none'] as const),
@@ -524,6 +538,10 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       inviteTtlMs: r.int('INVITE_TTL_MS', 7 * 86_400_000, 1_000, 90 * 86_400_000),
       signInMaxAttempts: r.int('SIGN_IN_MAX_ATTEMPTS', 10, 1, 10_000),
       signInMaxAttemptsPerIp: r.int('SIGN_IN_MAX_ATTEMPTS_PER_IP', 100, 1, 1_000_000),
+      signInMaxAttemptsPerAccount: r.int('SIGN_IN_MAX_ATTEMPTS_PER_ACCOUNT', 200, 1, 1_000_000),
+      passwordResetTtlMs: r.int('PASSWORD_RESET_TTL_MS', 30 * 60_000, 60_000, 86_400_000),
+      passwordResetsPerAccount: r.int('PASSWORD_RESETS_PER_ACCOUNT', 3, 1, 1_000),
+      passwordResetsPerIp: r.int('PASSWORD_RESETS_PER_IP', 20, 1, 100_000),
       signInWindowMs: r.int('SIGN_IN_ATTEMPT_WINDOW_MS', 900_000, 1_000, 86_400_000),
       oidc:
         oidcIssuer === null || oidcClientId === null

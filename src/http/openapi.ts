@@ -19,6 +19,11 @@ export interface OpenApiOptions {
   idempotencyTtlHours: number;
   /** Event payloads a webhook endpoint receives, published under the document's `webhooks` (OpenAPI 3.1). */
   events?: readonly EventPayloadSpec[];
+  /**
+   * Routes mounted outside `/v1` (the dashboard's `/auth`): each path item names its own server, `/` (the origin the
+   * document is served from), and its path carries the prefix. They take no API key and no Idempotency-Key.
+   */
+  outsideV1?: ReadonlyArray<{ prefix: string; routes: readonly RouteSpec[] }>;
 }
 
 export interface EventPayloadSpec {
@@ -70,6 +75,22 @@ export function buildOpenApi(routes: readonly RouteSpec[], options: OpenApiOptio
     const method = route.method.toLowerCase();
     if (item[method]) throw new Error(`OpenAPI: ${route.method} ${route.path} is declared twice`);
     item[method] = operation(route, schemas);
+  }
+  for (const { prefix, routes: outside } of options.outsideV1 ?? []) {
+    for (const route of outside) {
+      if (route.auth !== null) throw new Error(`OpenAPI: ${route.operationId} outside /v1 cannot take an API key`);
+      if (operationIds.has(route.operationId)) throw new Error(`OpenAPI: operationId ${route.operationId} is used twice`);
+      operationIds.add(route.operationId);
+      if (!tags.includes(route.tag)) tags.push(route.tag);
+      const path = openApiPath(`${prefix}${route.path}`);
+      // A path item's `servers` is a list, not an operation: the document's type keeps paths as operations only.
+      // `/` is relative to where the document is served: the API's origin, so the paths do not depend on config.
+      const servers = [{ url: '/', description: `The API's origin: ${prefix} is not under /v1.` }];
+      const item = (paths[path] ??= { servers } as unknown as Record<string, JsonObject>);
+      const method = route.method.toLowerCase();
+      if (item[method]) throw new Error(`OpenAPI: ${route.method} ${prefix}${route.path} is declared twice`);
+      item[method] = operation(route, schemas, { idempotency: false });
+    }
   }
   const webhooks = options.events && options.events.length > 0 ? { webhooks: eventPayloads(options.events, schemas) } : {};
   return {
@@ -199,7 +220,7 @@ function openApiPath(path: string): string {
   return path.replace(/:(\w+)/g, '{$1}');
 }
 
-function operation(route: RouteSpec, schemas: SchemaComponents): JsonObject {
+function operation(route: RouteSpec, schemas: SchemaComponents, options: { idempotency: boolean } = { idempotency: true }): JsonObject {
   const authenticated = route.auth !== null;
   const mutation = MUTATIONS.has(route.method);
   const pathParams = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
@@ -211,7 +232,7 @@ function operation(route: RouteSpec, schemas: SchemaComponents): JsonObject {
     schema: { type: 'string' },
   }));
   if (route.query) parameters.push(...queryParameters(route, schemas));
-  if (mutation) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+  if (mutation && options.idempotency) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
 
   const op: JsonObject = {
     operationId: route.operationId,

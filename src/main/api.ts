@@ -76,6 +76,10 @@ import { DOWNLOADS_PATH, DownloadTickets, downloadRoutes, followDownload } from 
 import { cookiePolicyFor } from '../http/session-cookie.ts';
 import { dashboardStatic } from '../dashboard/static.ts';
 import { ImportService, IMPORT_SEAL_PURPOSE } from '../imports/import.service.ts';
+
+/** The /auth operations the OpenAPI document describes (the rest is the dashboard's own API, see docs/dashboard.md). */
+// The e-mailed link's GET (a 303 to the dashboard's page) is the dashboard's own, not an operation to call.
+const PUBLISHED_AUTH_OPERATIONS = new Set(['requestPasswordReset', 'resetPassword']);
 import { importRoutes } from '../imports/import.routes.ts';
 
 /** Paths under /v1 answered without a key. */
@@ -87,6 +91,8 @@ export interface ApiService extends Service {
   readonly keys: KeyService;
   readonly auth: AuthService;
   readonly routes: readonly RouteSpec[];
+  /** Routes outside /v1 that the OpenAPI document describes too (the password reset routes of /auth). */
+  readonly outsideV1: ReadonlyArray<{ prefix: string; routes: readonly RouteSpec[] }>;
   port(): number;
 }
 
@@ -250,16 +256,27 @@ export function buildApi(infra: Infra): ApiService {
   ];
   // The tool server's tools are the operations of the finished table, read on its first request.
   routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0', chargeMore: chargeMore(stores.rateLimiter) }));
+  // The /auth routes published in the document as well (password reset: a front end of its own may offer it),
+  // filled in below where the /auth table is built.
+  const publishedAuthRoutes: RouteSpec[] = [];
+  const documentedOutsideV1 = [{ prefix: '/auth', routes: publishedAuthRoutes }];
   // Built on the first request, from the finished table (itself included), so nothing listed here goes undocumented.
   routes.push(
     ...openApiRoutes(() =>
-      buildOpenApi(routes, { serverUrl: config.publicApiUrl, version: '1.0.0', idempotencyTtlHours: config.idempotencyTtlHours, events: EVENT_PAYLOADS }),
+      buildOpenApi(routes, {
+        serverUrl: config.publicApiUrl,
+        version: '1.0.0',
+        idempotencyTtlHours: config.idempotencyTtlHours,
+        events: EVENT_PAYLOADS,
+        outsideV1: documentedOutsideV1,
+      }),
     ),
   );
   const v1 = new Router<ApiState>({ prefix: '/v1' });
   mount(v1, routes);
 
-  // The dashboard: its sessions (/auth, outside /v1 and its OpenAPI document) and its files (/dashboard).
+  // The dashboard: its sessions (/auth, outside /v1; only the password reset routes are in the OpenAPI document) and
+  // its files (/dashboard).
   const mailer = new Mailer(config.mail, config.publicApiUrl);
   const ownOrigin = new URL(config.publicApiUrl).origin;
   const auth = new AuthService({
@@ -275,8 +292,9 @@ export function buildApi(infra: Infra): ApiService {
       idleTimeoutMs: config.dashboard.sessionIdleMs,
       absoluteTimeoutMs: config.dashboard.sessionAbsoluteMs,
       linkTtlMs: config.dashboard.signInLinkTtlMs,
-      attemptsPerAccount: stores.signInAttempts.perAccount,
-      attemptsPerIp: stores.signInAttempts.perIp,
+      attempts: stores.signInAttempts,
+      passwordResets: stores.passwordResets,
+      passwordResetTtlMs: config.dashboard.passwordResetTtlMs,
       publicApiUrl: config.publicApiUrl,
       defaultRateLimits: config.rateLimit,
     },
@@ -300,8 +318,10 @@ export function buildApi(infra: Infra): ApiService {
   const trustedProxyHops = config.redirect.trustedProxyHops;
   const downloadTickets = new DownloadTickets(config.secretKey);
   const authRouter = new Router<ApiState>({ prefix: '/auth' });
+  const sessionRoutes = authRoutes(auth, { cookie, trustedProxyHops, oidc: { enabled: config.dashboard.oidc !== null, name: config.dashboard.oidc?.name ?? '' } });
+  publishedAuthRoutes.push(...sessionRoutes.filter((r) => PUBLISHED_AUTH_OPERATIONS.has(r.operationId)));
   mount(authRouter, [
-    ...authRoutes(auth, { cookie, trustedProxyHops, oidc: { enabled: config.dashboard.oidc !== null, name: config.dashboard.oidc?.name ?? '' } }),
+    ...sessionRoutes,
     ...memberRoutes(members, { cookie, trustedProxyHops, ownOrigin }),
     ...downloadRoutes(downloadTickets, auth),
     ...dashboardKeyRoutes(new KeyAdminService({ keys: stores.keys, keyService: keys, memberships: stores.memberships, bus, scopeKinds: () => scopeKindsOf(routes) })),
@@ -377,6 +397,7 @@ export function buildApi(infra: Infra): ApiService {
     keys,
     auth,
     routes,
+    outsideV1: documentedOutsideV1,
     port: () => server?.port ?? config.apiPort,
     async start() {
       server = await listen(app.callback(), config.apiPort, config.host, inFlight, {

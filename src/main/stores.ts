@@ -31,6 +31,7 @@ import { SessionStore } from '../tenancy/session.store.ts';
 import { MembershipStore } from '../tenancy/membership.store.ts';
 import { InviteStore } from '../users/invite.store.ts';
 import { SignInLinkStore } from '../users/token.store.ts';
+import { PASSWORD_RESET_WINDOW_MS } from '../users/auth.service.ts';
 import { ImportStore } from '../imports/import.store.ts';
 
 /** Every store over one database; `ensureIndexes` creates what their queries need. */
@@ -66,8 +67,19 @@ export class Stores {
   readonly memberships: MembershipStore;
   readonly invites: InviteStore;
   readonly signInLinks: SignInLinkStore;
-  /** Dashboard sign-in attempts, per account and per client address (the same windowed count as link passwords). */
-  readonly signInAttempts: { readonly perAccount: PasswordAttempts; readonly perIp: PasswordAttempts };
+  /** One-time password reset links: the same shape as sign-in links, in a collection of their own. */
+  readonly passwordResets: SignInLinkStore;
+  /**
+   * Dashboard sign-in attempts (the same windowed count as link passwords): per account and client address
+   * together, per address, and the per-account ceiling; password reset e-mails per account and per address.
+   */
+  readonly signInAttempts: {
+    readonly perPair: PasswordAttempts;
+    readonly perIp: PasswordAttempts;
+    readonly perAccount: PasswordAttempts;
+    readonly resetsPerAccount: PasswordAttempts;
+    readonly resetsPerIp: PasswordAttempts;
+  };
   readonly imports: ImportStore;
 
   constructor(db: Db, logger: Logger, config: Config) {
@@ -107,10 +119,15 @@ export class Stores {
     this.invites = new InviteStore(db);
     this.signInLinks = new SignInLinkStore(db);
     this.imports = new ImportStore(db);
-    const { signInMaxAttempts, signInMaxAttemptsPerIp, signInWindowMs } = config.dashboard;
+    this.passwordResets = new SignInLinkStore(db, 'password_resets');
+    const { signInMaxAttempts, signInMaxAttemptsPerIp, signInMaxAttemptsPerAccount, signInWindowMs, passwordResetsPerAccount, passwordResetsPerIp } = config.dashboard;
+    const attempts = (maxAttempts: number, windowMs: number) => new PasswordAttempts(db, { maxAttempts, windowMs, secretKey: config.secretKey });
     this.signInAttempts = {
-      perAccount: new PasswordAttempts(db, { maxAttempts: signInMaxAttempts, windowMs: signInWindowMs, secretKey: config.secretKey }),
-      perIp: new PasswordAttempts(db, { maxAttempts: signInMaxAttemptsPerIp, windowMs: signInWindowMs, secretKey: config.secretKey }),
+      perPair: attempts(signInMaxAttempts, signInWindowMs),
+      perIp: attempts(signInMaxAttemptsPerIp, signInWindowMs),
+      perAccount: attempts(signInMaxAttemptsPerAccount, signInWindowMs),
+      resetsPerAccount: attempts(passwordResetsPerAccount, PASSWORD_RESET_WINDOW_MS),
+      resetsPerIp: attempts(passwordResetsPerIp, PASSWORD_RESET_WINDOW_MS),
     };
   }
 
@@ -144,6 +161,7 @@ export class Stores {
       this.memberships.ensureIndexes(),
       this.invites.ensureIndexes(),
       this.signInLinks.ensureIndexes(),
+      this.passwordResets.ensureIndexes(),
       this.imports.ensureIndexes(),
     ]);
   }

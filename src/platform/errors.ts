@@ -236,9 +236,29 @@ export class CsrfError extends ForbiddenError {
   }
 }
 
+/** "22:04 UTC": when a wait of `seconds` from `now` ends, to the minute (rounded up, never before it ends). */
+export function liftsAt(now: number, seconds: number): string {
+  const at = new Date(Math.ceil((now + seconds * 1000) / 60_000) * 60_000);
+  return `${at.toISOString().slice(11, 16)} UTC`;
+}
+
 export class SignInRateLimitedError extends RateLimitedError {
-  constructor(retryAfterSeconds: number) {
+  /** `scope` says which limit: "for this account from this address", "from this address", "for this account". */
+  constructor(retryAfterSeconds: number, scope = '', now = Date.now()) {
     super(retryAfterSeconds);
-    this.message = `Too many sign-in attempts; retry in ${retryAfterSeconds} s.`;
+    this.message = `Too many sign-in attempts${scope ? ` ${scope}` : ''}; try again at ${liftsAt(now, retryAfterSeconds)}.`;
+  }
+}
+
+export class PasswordResetRateLimitedError extends RateLimitedError {
+  constructor(retryAfterSeconds: number, now = Date.now()) {
+    super(retryAfterSeconds);
+    this.message = `Too many password reset requests from this address; try again at ${liftsAt(now, retryAfterSeconds)}.`;
+  }
+}
+
+export class PasswordResetExpiredError extends UnauthorizedError {
+  constructor() {
+    super('This password reset link has expired or was already used: ask for a new one.');
   }
 }

@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import maxmind, { type AnonymousIPResponse, type AsnResponse, type CityResponse, type Reader } from 'maxmind';
+import ipaddr from 'ipaddr.js';
+import maxmind, { type AnonymousIPResponse, type AsnResponse, type CityResponse, type CountryResponse, type Reader } from 'maxmind';
 import { PROXY_TYPES } from '../visitor/visitor-profile.ts';
+import { AsnRanges, openAsnPaths, openCountryDbPath } from './open-geo-data.ts';
 import type { ProxyType } from '../visitor/visitor-profile.ts';
 
 export interface GeoFacts {
@@ -17,6 +19,38 @@ export interface GeoDatabasePaths {
   readonly cityDb: string | null;
   readonly asnDb: string | null;
   readonly anonymousDb: string | null;
+  /**
+   * Fill a kind the operator configured no database for (country, ASN) from the openly licensed data shipped as
+   * dependencies (open-geo-data.ts); a configured database of that kind always wins.
+   */
+  readonly openData?: boolean;
+}
+
+/**
+ * The packaged country database's records are `{ country_code }`, not MaxMind's shape; the reader's type wants one
+ * of MaxMind's, so it is typed as a Country reader and its records read through `packagedCountryCode`.
+ */
+type CountryRecord = CountryResponse;
+
+function packagedCountryCode(record: CountryRecord | null): string | null {
+  const code = (record as { country_code?: unknown } | null)?.country_code;
+  return typeof code === 'string' ? code : null;
+}
+
+/** One load per process, shared by every profiler (tests open many; each redirect replica opens one). */
+let openCountry: Promise<Reader<CountryRecord> | null> | null = null;
+let openAsn: Promise<AsnRanges | null> | null = null;
+
+function packagedCountry(): Promise<Reader<CountryRecord> | null> {
+  const path = openCountryDbPath();
+  openCountry ??= path === null ? Promise.resolve(null) : maxmind.open<CountryRecord>(path, { cache: RECORD_CACHE });
+  return openCountry;
+}
+
+function packagedAsn(): Promise<AsnRanges | null> {
+  const paths = openAsnPaths();
+  openAsn ??= paths === null ? Promise.resolve(null) : AsnRanges.load(paths);
+  return openAsn;
 }
 
 /** Decoded records kept per database: a City record carries names in many languages, worth decoding once. */
@@ -30,24 +64,45 @@ export class GeoDatabases {
   private readonly city: Reader<CityResponse> | null;
   private readonly asn: Reader<AsnResponse> | null;
   private readonly anonymous: Reader<AnonymousIPResponse> | null;
+  private readonly openCountry: Reader<CountryRecord> | null;
+  private readonly openAsn: AsnRanges | null;
 
-  constructor(readers: { city: Reader<CityResponse> | null; asn: Reader<AsnResponse> | null; anonymous: Reader<AnonymousIPResponse> | null }) {
+  constructor(readers: {
+    city: Reader<CityResponse> | null;
+    asn: Reader<AsnResponse> | null;
+    anonymous: Reader<AnonymousIPResponse> | null;
+    openCountry?: Reader<CountryRecord> | null;
+    openAsn?: AsnRanges | null;
+  }) {
     this.city = readers.city;
     this.asn = readers.asn;
     this.anonymous = readers.anonymous;
+    this.openCountry = readers.openCountry ?? null;
+    this.openAsn = readers.openAsn ?? null;
   }
 
   static async open(paths: GeoDatabasePaths): Promise<GeoDatabases> {
-    const [city, asn, anonymous] = await Promise.all([
+    const openData = paths.openData ?? false;
+    const [city, asn, anonymous, openCountry, openAsn] = await Promise.all([
       paths.cityDb === null ? null : maxmind.open<CityResponse>(paths.cityDb, { cache: RECORD_CACHE }),
       paths.asnDb === null ? null : maxmind.open<AsnResponse>(paths.asnDb, { cache: RECORD_CACHE }),
       paths.anonymousDb === null ? null : maxmind.open<AnonymousIPResponse>(paths.anonymousDb, { cache: RECORD_CACHE }),
+      openData && paths.cityDb === null ? packagedCountry() : null,
+      openData && paths.asnDb === null ? packagedAsn() : null,
     ]);
-    return new GeoDatabases({ city, asn, anonymous });
+    return new GeoDatabases({ city, asn, anonymous, openCountry, openAsn });
   }
 
   get empty(): boolean {
-    return this.city === null && this.asn === null && this.anonymous === null;
+    return this.city === null && this.asn === null && this.anonymous === null && this.openCountry === null && this.openAsn === null;
+  }
+
+  /** Which sources answer, for the start-up log line. */
+  get sources(): { country: 'configured' | 'open-data' | null; asn: 'configured' | 'open-data' | null } {
+    return {
+      country: this.city !== null ? 'configured' : this.openCountry !== null ? 'open-data' : null,
+      asn: this.asn !== null ? 'configured' : this.openAsn !== null ? 'open-data' : null,
+    };
   }
 
   /** What the databases know about a (valid, normalised) address; every field null without databases. */
@@ -64,6 +119,10 @@ export class GeoDatabases {
     }
     const asn = find(this.asn, ip, v6);
     if (asn && asn.autonomous_system_number > 0) facts.asn = asn.autonomous_system_number;
+    if ((this.openCountry !== null || this.openAsn !== null) && isPublicUnicast(ip)) {
+      if (this.openCountry !== null) facts.country = countryCode(packagedCountryCode(find(this.openCountry, ip, v6)));
+      if (this.openAsn !== null) facts.asn = this.openAsn.lookup(ip);
+    }
     const anonymous = find(this.anonymous, ip, v6);
     if (anonymous) facts.proxyType = anonymousProxyType(anonymous);
     return facts;
@@ -71,10 +130,24 @@ export class GeoDatabases {
 }
 
 /**
+ * The open data is built from registry allocations, and places some reserved blocks (the documentation ranges
+ * among them) in a country; only globally routable unicast addresses are looked up in it.
+ */
+function isPublicUnicast(ip: string): boolean {
+  try {
+    let address = ipaddr.parse(ip);
+    if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) address = (address as ipaddr.IPv6).toIPv4Address();
+    return address.range() === 'unicast';
+  } catch {
+    return false;
+  }
+}
+
+/**
  * An IPv4-only database walked with an IPv6 address would answer for whatever IPv4 address its first 32 bits
  * spell, so such a lookup is not made.
  */
-function find<T extends AnonymousIPResponse | AsnResponse | CityResponse>(reader: Reader<T> | null, ip: string, v6: boolean): T | null {
+function find<T extends AnonymousIPResponse | AsnResponse | CityResponse | CountryResponse>(reader: Reader<T> | null, ip: string, v6: boolean): T | null {
   if (reader === null || (v6 && reader.metadata.ipVersion === 4)) return null;
   return reader.get(ip);
 }

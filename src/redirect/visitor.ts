@@ -57,6 +57,8 @@ export class VisitorProfiler {
     const geo = await GeoDatabases.open(options.redirect.geoip);
     if (geo.empty && !options.redirect.trustEdgeHeaders) {
       options.logger.info('no GeoIP database and edge headers not trusted: country, region, city and ASN stay unknown');
+    } else {
+      options.logger.info({ geo: geo.sources }, 'GeoIP sources');
     }
     const verifier = options.verifyBot ?? new BotVerifier({ logger: options.logger });
     return new VisitorProfiler(options.redirect, geo, new IpPrivacy(options.redirect.ipStorage, options.secretKey), verifier, !options.verifyBot);

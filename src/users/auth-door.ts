@@ -4,7 +4,14 @@ import type { AuthService } from './auth.service.ts';
 import { checkCsrf, checkOrigin, isSafeMethod, markPrivate, readSessionToken } from '../http/session-cookie.ts';
 
 /** The /auth/* endpoints that start a session: no session to take a CSRF token from, so only Origin is checked. */
-const SESSIONLESS = new Set(['/auth/sign-in', '/auth/sign-in/link', '/auth/sign-in/link/consume', '/auth/invites/accept']);
+const SESSIONLESS = new Set([
+  '/auth/sign-in',
+  '/auth/sign-in/link',
+  '/auth/sign-in/link/consume',
+  '/auth/password/reset',
+  '/auth/password/reset/consume',
+  '/auth/invites/accept',
+]);
 
 /**
  * Before every /auth/* route: the session of the cookie (if usable) on `ctx.state.signedIn`, and the CSRF check

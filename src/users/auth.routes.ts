@@ -1,10 +1,10 @@
 import { route, type RouteSpec } from '../http/route-table.ts';
 import type { ApiContext } from '../http/context.ts';
 import { clientIp } from '../platform/client-ip.ts';
-import { NoSessionError, SignInLinkExpiredError } from '../platform/errors.ts';
+import { NoSessionError, PasswordResetExpiredError, SignInLinkExpiredError } from '../platform/errors.ts';
 import type { AuthService, ClientMeta } from './auth.service.ts';
 import type { SignedIn } from '../tenancy/principal.ts';
-import { PasswordChangeBody, SessionSchema, SignInBody, SignInLinkBody, SignInLinkTokenBody } from './auth.schemas.ts';
+import { PasswordChangeBody, PasswordResetBody, PasswordResetRequestBody, SessionSchema, SignInBody, SignInLinkBody, SignInLinkTokenBody } from './auth.schemas.ts';
 import { clearSessionCookie, setSessionCookie, type CookiePolicy } from '../http/session-cookie.ts';
 
 export interface AuthRouteOptions {
@@ -40,7 +40,7 @@ export function authRoutes(auth: AuthService, options: AuthRouteOptions): RouteS
       auth: null,
       responses: [{ status: 200, description: 'The sign-in methods' }],
       handler: (ctx) => {
-        ctx.body = { password: true, link: auth.linkSignInAvailable, oidc: options.oidc.enabled, oidc_name: options.oidc.enabled ? options.oidc.name : null };
+        ctx.body = { password: true, link: auth.linkSignInAvailable, password_reset: auth.passwordResetAvailable, oidc: options.oidc.enabled, oidc_name: options.oidc.enabled ? options.oidc.name : null };
       },
     }),
     route({
@@ -104,6 +104,65 @@ export function authRoutes(auth: AuthService, options: AuthRouteOptions): RouteS
       handler: async (ctx, { body }) => {
         const started = await auth.signInWithLink(body.token, meta(ctx));
         if (!started) throw new SignInLinkExpiredError();
+        setSessionCookie(ctx, started.token, options.cookie);
+        ctx.body = started.view;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/password/reset',
+      operationId: 'requestPasswordReset',
+      tag: TAG,
+      summary: 'E-mail a one-time password reset link (always 202: the answer never tells whether the account exists)',
+      description:
+        'The link works once, for `PASSWORD_RESET_TTL_MS` (30 minutes); only the sha256 of its token is stored. Reset ' +
+        'e-mails are limited per client address (`PASSWORD_RESETS_PER_IP` an hour; past it 429 `rate_limited` with ' +
+        'Retry-After, for any address asked about) and per account (`PASSWORD_RESETS_PER_ACCOUNT` an hour; past it ' +
+        'no more mail is sent, and the answer is still 202). 503 `not_configured` without `SMTP_URL`.',
+      auth: null,
+      body: PasswordResetRequestBody,
+      responses: [{ status: 202, description: 'Sent, if the account exists' }],
+      handler: async (ctx, { body }) => {
+        await auth.requestPasswordReset(body.email, meta(ctx));
+        ctx.status = 202;
+        ctx.body = {};
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/password/reset/:token',
+      operationId: 'followPasswordResetLink',
+      tag: TAG,
+      summary: 'The link in a password reset e-mail: uses nothing (mail scanners open links too), leads to the page that sets the new password',
+      auth: null,
+      responses: [{ status: 303, description: 'To the reset page, or to the sign-in page with error=reset_expired' }],
+      handler: async (ctx, { params }) => {
+        const token = params.token ?? '';
+        const email = await auth.passwordResetEmail(token);
+        ctx.status = 303;
+        if (email === null) {
+          ctx.redirect('/dashboard/sign-in?error=reset_expired');
+          return;
+        }
+        ctx.redirect(`/dashboard/reset-password?${new URLSearchParams({ token, email }).toString()}`);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/password/reset/consume',
+      operationId: 'resetPassword',
+      tag: TAG,
+      summary: 'Use a password reset link (once): sets the new password, ends every session of the user, signs in',
+      description:
+        'A `new_password` too weak is 422 `validation_failed` and leaves the link usable; an unknown, used or expired ' +
+        'link is 401 `unauthorized`. On success the other reset links of the user stop working, every session of the ' +
+        'user is signed out, and the answer carries a new session and its cookie.',
+      auth: null,
+      body: PasswordResetBody,
+      responses: [session],
+      handler: async (ctx, { body }) => {
+        const started = await auth.resetPassword(body.token, body.new_password, meta(ctx));
+        if (!started) throw new PasswordResetExpiredError();
         setSessionCookie(ctx, started.token, options.cookie);
         ctx.body = started.view;
       },

@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../platform/schema.ts';
 
-// The /auth/* shapes: validated like /v1 bodies, but not part of the public OpenAPI document (the dashboard's own API).
+// The /auth/* shapes: validated like /v1 bodies. The dashboard's own API, outside the public OpenAPI document but for
+// the password reset routes, which it describes (a front end of its own may offer the reset).
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 /** Long enough for any passphrase, short enough that hashing it costs nothing extra. */
@@ -14,6 +15,8 @@ export const SignInBody = Type.Object({ email: Email, password: Password }, { ad
 export const SignInLinkBody = Type.Object({ email: Email }, { additionalProperties: false });
 /** The token of an e-mailed sign-in link, as the link page posts it (43 characters today; some room to change). */
 export const SignInLinkTokenBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const PasswordResetRequestBody = Type.Object({ email: Email }, { additionalProperties: false });
+export const PasswordResetBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }), new_password: Password }, { additionalProperties: false });
 export const PasswordChangeBody = Type.Object({ current_password: Password, new_password: Password }, { additionalProperties: false });
 export const ContextQuery = Type.Object({ context: ContextId }, { additionalProperties: false });
 export const MemberQuery = Type.Object({ context: ContextId, user_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });

@@ -1,6 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '../platform/ids.ts';
-import { ForbiddenError, NoSessionError, NotConfiguredError, NotFoundError, SignInFailedError, SignInRateLimitedError, ValidationError } from '../platform/errors.ts';
+import {
+  ForbiddenError,
+  NoSessionError,
+  NotConfiguredError,
+  NotFoundError,
+  PasswordResetRateLimitedError,
+  SignInFailedError,
+  SignInRateLimitedError,
+  ValidationError,
+} from '../platform/errors.ts';
 import { hashPassword, verifyPassword } from '../platform/password.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
@@ -33,9 +42,20 @@ export interface AuthSettings {
   idleTimeoutMs: number;
   absoluteTimeoutMs: number;
   linkTtlMs: number;
-  /** Sign-in attempts per account, and per client address, in the attempt window. */
-  attemptsPerAccount: PasswordAttempts;
-  attemptsPerIp: PasswordAttempts;
+  /**
+   * Sign-in attempts in the attempt window: per account and client address together, per address, and the
+   * per-account ceiling; password reset e-mails per account and per address.
+   */
+  attempts: {
+    perPair: PasswordAttempts;
+    perIp: PasswordAttempts;
+    perAccount: PasswordAttempts;
+    resetsPerAccount: PasswordAttempts;
+    resetsPerIp: PasswordAttempts;
+  };
+  /** How long a password reset link works. */
+  passwordResetTtlMs: number;
+  passwordResets: SignInLinkStore;
   publicApiUrl: string;
   defaultRateLimits: { workspacePerMinute: number; partnerPerMinute: number };
 }
@@ -54,6 +74,9 @@ export interface AuthServiceDeps {
   bus: CacheBus | null;
   now?: () => number;
 }
+
+/** Reset e-mails are counted per account and per address in windows of an hour. */
+export const PASSWORD_RESET_WINDOW_MS = 3_600_000;
 
 /** last_seen_at is for the session list: one write per session per minute is enough. */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -96,21 +119,30 @@ export class AuthService {
   }
 
   /**
-   * One guess of an account's password, wherever it is made (sign-in, or the current password of a change): it takes
-   * an attempt of the account's window and of the client address's before the password is checked, so concurrent
-   * guesses each use one up, and past either limit it is SignInRateLimitedError (429, Retry-After) unchecked. The
-   * account's count is cleared by its owner's success; the address's is not, or one known password would reset it.
+   * One guess of an account's password, wherever it is made (sign-in, or the current password of a change). Before
+   * the password is checked it takes an attempt of three windows, so concurrent guesses each use one up:
+   * - the account from this address (SIGN_IN_MAX_ATTEMPTS): someone guessing elsewhere does not lock the owner out;
+   * - the address across accounts (SIGN_IN_MAX_ATTEMPTS_PER_IP): one address cannot go down a list of accounts;
+   * - the account from every address (SIGN_IN_MAX_ATTEMPTS_PER_ACCOUNT, much higher): a ceiling on distributed
+   *   guessing. It is taken only when the first two allow the guess, so an address already refused cannot spend
+   *   the account's ceiling and lock its owner out from everywhere.
+   * Past any limit it is SignInRateLimitedError (429, Retry-After, the time it lifts) and the password is unchecked.
+   * The owner's success clears the pair's count; the address's is not cleared, or one known password would reset it,
+   * nor the ceiling, which only distributed failures fill.
    */
   private async guess(account: string, meta: ClientMeta, check: () => Promise<boolean>): Promise<boolean> {
-    const { attemptsPerAccount, attemptsPerIp } = this.d.settings;
-    const [byAccount, byIp] = await Promise.all([
-      attemptsPerAccount.reserve('sign-in', account, this.now()),
-      attemptsPerIp.reserve('sign-in-ip', meta.ip ?? 'unknown', this.now()),
-    ]);
-    const wait = Math.max(byAccount, byIp);
-    if (wait > 0) throw new SignInRateLimitedError(wait);
+    const { perPair, perIp, perAccount } = this.d.settings.attempts;
+    const address = meta.ip ?? 'unknown';
+    const pair = `${account}\n${address}`;
+    const now = this.now();
+    const [byPair, byIp] = await Promise.all([perPair.reserve('sign-in-pair', pair, now), perIp.reserve('sign-in-ip', address, now)]);
+    if (byPair > 0 || byIp > 0) {
+      throw new SignInRateLimitedError(Math.max(byPair, byIp), byPair >= byIp ? 'for this account from this address' : 'from this address', now);
+    }
+    const byAccount = await perAccount.reserve('sign-in-account', account, now);
+    if (byAccount > 0) throw new SignInRateLimitedError(byAccount, 'for this account', now);
     const ok = await check();
-    if (ok) await attemptsPerAccount.succeed('sign-in', account);
+    if (ok) await perPair.succeed('sign-in-pair', pair);
     return ok;
   }
 
@@ -250,6 +282,80 @@ export class AuthService {
     this.d.mailer.send(user.email, 'Your Linkplane sign-in link', text).catch((error: unknown) => {
       this.d.logger.error({ err: error, user_id: user._id }, 'sign-in link e-mail could not be sent');
     });
+  }
+
+  get passwordResetAvailable(): boolean {
+    return this.d.mailer.configured;
+  }
+
+  /**
+   * E-mails a one-time password reset link when the address has an account. The answer is the same whether or not
+   * it has one, and the mail goes out after the answer, so neither the answer nor its timing tells. Limits: reset
+   * e-mails per client address (past it, 429 with Retry-After, whatever the account) and per account (past it no
+   * more mail is sent that hour, silently: the answer must not differ for an account that exists).
+   */
+  async requestPasswordReset(email: string, meta: ClientMeta): Promise<void> {
+    if (!this.d.mailer.configured) throw new NotConfiguredError('Password reset by e-mail (SMTP_URL)');
+    const account = normalizeEmail(email);
+    const now = this.now();
+    const { resetsPerIp, resetsPerAccount } = this.d.settings.attempts;
+    const byIp = await resetsPerIp.reserve('reset-ip', meta.ip ?? 'unknown', now);
+    if (byIp > 0) throw new PasswordResetRateLimitedError(byIp, now);
+    if ((await resetsPerAccount.reserve('reset-account', account, now)) > 0) return;
+    this.sendPasswordReset(account, now).catch((error: unknown) => {
+      this.d.logger.error({ err: error }, 'password reset could not be prepared');
+    });
+  }
+
+  /** After the answer: the account's lookup, its link and the e-mail take time only when it exists. */
+  private async sendPasswordReset(account: string, now: number): Promise<void> {
+    const user = await this.d.users.findByEmail(account);
+    if (!user) return;
+    const token = newToken();
+    const ttl = this.d.settings.passwordResetTtlMs;
+    await this.d.settings.passwordResets.insert({ _id: hashToken(token), user_id: user._id, created_at: new Date(now), expires_at: new Date(now + ttl), used_at: null });
+    const url = `${this.d.settings.publicApiUrl}/auth/password/reset/${token}`;
+    const text = [
+      `Someone, hopefully you, asked to reset the Linkplane password of ${user.email}. Choose a new one here:`,
+      '',
+      `  ${url}`,
+      '',
+      `The link works once, for ${Math.round(ttl / 60_000)} minutes. Setting a new password signs you out everywhere else.`,
+      'If you did not ask for it, ignore this e-mail: your password stays as it is.',
+      '',
+      '-- Linkplane',
+    ].join('\n');
+    try {
+      await this.d.mailer.send(user.email, 'Reset your Linkplane password', text);
+    } catch (error) {
+      this.d.logger.error({ err: error, user_id: user._id }, 'password reset e-mail could not be sent');
+    }
+  }
+
+  /** The address an open reset link is for, using nothing (mail scanners open links too); null when unusable. */
+  async passwordResetEmail(token: string): Promise<string | null> {
+    const link = await this.d.settings.passwordResets.findOpen(hashToken(token), new Date(this.now()));
+    if (!link) return null;
+    return (await this.d.users.findById(link.user_id))?.email ?? null;
+  }
+
+  /**
+   * Uses a reset link once: sets the new password, closes the user's other reset links, ends every session of the
+   * user, and starts one for the person who reset it. A weak password is refused before the link is used, so it
+   * can be tried again; null when the link is unknown, used or expired.
+   */
+  async resetPassword(token: string, password: string, meta: ClientMeta): Promise<{ token: string; view: SessionView } | null> {
+    checkPasswordStrength(password, 'new_password');
+    const hash = await hashPassword(password);
+    const at = new Date(this.now());
+    const link = await this.d.settings.passwordResets.consume(hashToken(token), at);
+    if (!link) return null;
+    const user = await this.d.users.findById(link.user_id);
+    if (!user) return null;
+    await this.d.users.setPassword(user._id, hash, at);
+    await Promise.all([this.d.settings.passwordResets.closeAllOf(user._id, at), this.d.sessions.revokeOthers(user._id, null, at)]);
+    await this.sessionsChanged(user._id);
+    return this.startSession({ ...user, password_hash: hash }, meta);
   }
 
   /**

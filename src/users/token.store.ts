@@ -11,8 +11,9 @@ export interface SignInLinkDoc {
 
 export class SignInLinkStore {
   readonly collection: Collection<SignInLinkDoc>;
-  constructor(db: Db) {
-    this.collection = db.collection<SignInLinkDoc>('sign_in_links');
+  /** `sign_in_links`, or `password_resets` for the password reset links, which have the same lifecycle. */
+  constructor(db: Db, collection = 'sign_in_links') {
+    this.collection = db.collection<SignInLinkDoc>(collection);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -27,6 +28,11 @@ export class SignInLinkStore {
   /** The link if still usable, without using it: following the e-mailed link only reads. */
   findOpen(hash: string, now: Date): Promise<SignInLinkDoc | null> {
     return this.collection.findOne({ _id: hash, used_at: null, expires_at: { $gt: now } });
+  }
+
+  /** Marks every open link of the user used (a password reset ends the other reset links sent before it). */
+  async closeAllOf(userId: string, now: Date): Promise<void> {
+    await this.collection.updateMany({ user_id: userId, used_at: null }, { $set: { used_at: now } });
   }
 
   /** Marks the link used, atomically: of two concurrent uses exactly one gets the record, the other null. */

@@ -35,6 +35,8 @@ describe('all-in-one', function () {
       NATS_PREFIX: natsPrefix(),
       LOG_LEVEL: 'warn',
       MONGODB_URI: '',
+      // Behind one proxy, as in a container behind a load balancer: the visitor is the last X-Forwarded-For entry.
+      TRUSTED_PROXY_HOPS: '1',
     };
   });
 
@@ -132,6 +134,37 @@ describe('all-in-one', function () {
     }
     await until('the three clicks stored', async () => (await workerCounter('linkplane_clicks_ingested_total')) >= ingested + 3);
     expect(await workerCounter('linkplane_clicks_ingested_total')).to.equal(ingested + 3);
+  });
+
+  it('places clicks from public addresses in their country and network with no GeoIP database configured', async () => {
+    const created = await fetch(`${apiUrl}/v1/links`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${workspaceKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ url: 'https://example.com/geo', slug: 'aio-geo' }),
+    });
+    expect(created.status).to.equal(201);
+    const link = (await created.json()) as { id: string };
+    const ingested = await workerCounter('linkplane_clicks_ingested_total');
+    // Google's public resolver (US, AS15169) twice, a British address of Andrews & Arnold (GB, AS20712) once.
+    const visitors = ['8.8.8.8', '8.8.4.4', '81.2.69.142'];
+    for (const ip of visitors) {
+      const res = await fetch(`${redirectUrl}/aio-geo`, {
+        redirect: 'manual',
+        headers: { 'X-Forwarded-For': ip, 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0' },
+      });
+      expect(res.status).to.equal(302);
+    }
+    await until('the clicks stored', async () => (await workerCounter('linkplane_clicks_ingested_total')) >= ingested + visitors.length);
+    const breakdown = async (dimension: string) => {
+      const res = await fetch(`${apiUrl}/v1/analytics/breakdown?dimension=${dimension}&link_id=${link.id}&interval=24h`, {
+        headers: { Authorization: `Bearer ${workspaceKey}` },
+      });
+      expect(res.status).to.equal(200);
+      const rows = ((await res.json()) as { data: Array<{ value: string | number | null; clicks: number }> }).data;
+      return Object.fromEntries(rows.map((row) => [String(row.value), row.clicks]));
+    };
+    expect(await breakdown('country')).to.deep.equal({ US: 2, GB: 1 });
+    expect(await breakdown('asn')).to.deep.equal({ '15169': 2, '20712': 1 });
   });
 
   it('says clearly when NATS is not reachable', async () => {

@@ -31,7 +31,9 @@ describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', fu
 
   before(async () => {
     mongo = await startTestMongo();
-    api = await startApi(testEnv(mongo, { TRUSTED_PROXY_HOPS: '1', SIGN_IN_MAX_ATTEMPTS: '3', SIGN_IN_MAX_ATTEMPTS_PER_IP: '6' }));
+    api = await startApi(
+      testEnv(mongo, { TRUSTED_PROXY_HOPS: '1', SIGN_IN_MAX_ATTEMPTS: '3', SIGN_IN_MAX_ATTEMPTS_PER_IP: '6', SIGN_IN_MAX_ATTEMPTS_PER_ACCOUNT: '8' }),
+    );
     tenants = await Tenants.open(mongo);
     users = new Users(tenants.client, mongo.dbName);
     partnerId = await tenants.aPartner();
@@ -173,12 +175,46 @@ describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', fu
     expect((await browser().signIn(user.email, 'a-new-long-password')).status).to.equal(200);
   });
 
-  it('limits sign-in attempts per account: 429 with Retry-After, even for the right password, from any address', async () => {
+  /** "try again at HH:MM UTC" names the minute Retry-After ends in (rounded up), in the answer's own clock. */
+  function expectLiftsAt(res: Awaited<ReturnType<Browser['signIn']>>, scope: string): void {
+    const seconds = Number(res.headers.get('retry-after'));
+    expect(seconds).to.be.within(1, 900);
+    const answeredAt = new Date(res.headers.get('date')!).getTime();
+    const match = /^Too many sign-in attempts (.+); try again at (\d\d):(\d\d) UTC\.$/.exec(res.body.error!.message);
+    expect(match, res.body.error!.message).to.not.equal(null);
+    expect(match![1]).to.equal(scope);
+    const lifts = new Date(answeredAt);
+    lifts.setUTCHours(Number(match![2]), Number(match![3]), 0, 0);
+    if (lifts.getTime() < answeredAt - 60_000) lifts.setUTCDate(lifts.getUTCDate() + 1);
+    // The Date header is to the second, the message to the minute (rounded up): they agree within that.
+    expect(lifts.getTime() - (answeredAt + seconds * 1000)).to.be.within(-1_000, 61_000);
+  }
+
+  it('limits sign-in attempts per account and address together: 429 with when it lifts there, while the owner signs in from elsewhere', async () => {
     const user = await users.aUser();
-    for (let i = 0; i < 3; i++) expectError(await browser().signIn(user.email, 'wrong-password'), 401, 'unauthorized');
+    const guesser = freshIp();
+    for (let i = 0; i < 3; i++) expectError(await browser(guesser).signIn(user.email, 'wrong-password'), 401, 'unauthorized');
+    const limited = await browser(guesser).signIn(user.email, user.password);
+    expectError(limited, 429, 'rate_limited');
+    expectLiftsAt(limited, 'for this account from this address');
+    // The owner, from their own address, is not locked out by the guesser.
+    expect((await browser().signIn(user.email, user.password)).status).to.equal(200);
+    // And the guesser's address may still sign in to another account (its own limit is not reached).
+    const fine = await users.aUser();
+    expect((await browser(guesser).signIn(fine.email, fine.password)).status).to.equal(200);
+  });
+
+  it('caps an account’s sign-in attempts from all addresses together, counting only guesses the pair and address limits let through', async () => {
+    const user = await users.aUser();
+    // A refused address hammering on does not spend the account's ceiling.
+    const hammer = freshIp();
+    for (let i = 0; i < 3; i++) expectError(await browser(hammer).signIn(user.email, 'wrong-password'), 401, 'unauthorized');
+    for (let i = 0; i < 5; i++) expectError(await browser(hammer).signIn(user.email, 'wrong-password'), 429, 'rate_limited');
+    // Distributed guessing: five more addresses, one guess each, fill the ceiling of 8 (3 + 5).
+    for (let i = 0; i < 5; i++) expectError(await browser().signIn(user.email, 'wrong-password'), 401, 'unauthorized');
     const limited = await browser().signIn(user.email, user.password);
     expectError(limited, 429, 'rate_limited');
-    expect(Number(limited.headers.get('retry-after'))).to.be.within(1, 900);
+    expectLiftsAt(limited, 'for this account');
     // Another account is not affected.
     const fine = await users.aUser();
     expect((await browser().signIn(fine.email, fine.password)).status).to.equal(200);
@@ -196,15 +232,16 @@ describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', fu
     const limited = await here.request('POST', '/auth/password', { body: { current_password: user.password, new_password: 'a-new-long-password' } });
     expectError(limited, 429, 'rate_limited');
     expect(Number(limited.headers.get('retry-after'))).to.be.within(1, 900);
-    // One window for both doors: sign-in of the account is refused the same way, and the password did not change.
-    const signIn = await browser().signIn(user.email, user.password);
+    // One window for both doors: sign-in of the account from that address is refused the same way, and the
+    // password did not change.
+    const signIn = await here.signIn(user.email, user.password);
     expectError(signIn, 429, 'rate_limited');
     const seconds = (message: string) => message.replace(/\d+/g, 'N');
     expect(seconds(limited.body.error!.message)).to.equal(seconds(signIn.body.error!.message));
     expect((await users.users.collection.findOne({ _id: user._id }))!.password_hash).to.equal(user.password_hash);
   });
 
-  it('a password change from an address past its limit is 429 too, and a right guess clears only the account count', async () => {
+  it('a password change from an address past its limit is 429 too, and a right guess clears only the account and address pair’s count', async () => {
     const ip = freshIp();
     const user = await users.aUser();
     const here = browser(ip);
@@ -344,7 +381,7 @@ describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', fu
   it('tells the sign-in page which methods exist here', async () => {
     const res = await browser().request('GET', '/auth/config');
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ password: true, link: false, oidc: false, oidc_name: null });
+    expect(res.body).to.deep.equal({ password: true, link: false, password_reset: false, oidc: false, oidc_name: null });
     expectError(await browser().request('GET', '/auth/oidc/start'), 404, 'not_found');
   });
 

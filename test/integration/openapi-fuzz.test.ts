@@ -84,7 +84,11 @@ describe('OpenAPI-driven fuzzing of every operation (fast-check)', function () {
     clientId = ws._id;
     keys = { workspace: (await tenants.aWorkspaceKey(ws._id)).key, partner: (await tenants.aPartnerKey(partnerId)).key };
     doc = (await (await fetch(`${running.url}/v1/openapi.json`)).json()) as OpenApiDocument;
-    operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, op })));
+    // The /v1 operations: the few /auth ones the document also describes (their path items name their own server)
+    // are the dashboard's session door, tested with sessions and origins of their own.
+    operations = Object.entries(doc.paths)
+      .filter(([path]) => !path.startsWith('/auth/'))
+      .flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, op })));
     ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
     addFormats.default(ajv);
     // A few real ids, so `{id}` routes are reached with existing resources too, not only unknown ones.

@@ -134,7 +134,7 @@ describe('OpenAPI document (spec part 9)', () => {
     wsKey = (await tenants.aWorkspaceKey(ws._id)).key;
     partnerId = await tenants.aPartner();
     partnerKey = (await tenants.aPartnerKey(partnerId)).key;
-    doc = buildOpenApi(running.api.routes, OPTIONS);
+    doc = buildOpenApi(running.api.routes, { ...OPTIONS, outsideV1: running.api.outsideV1 });
   });
 
   after(async () => {
@@ -164,8 +164,19 @@ describe('OpenAPI document (spec part 9)', () => {
         expect(op?.['x-key-kind']).to.equal(r.auth?.kind);
         expect(op?.['x-required-scope']).to.equal(r.auth?.scope);
       }
-      const operations = Object.values(doc.paths).flatMap((item) => Object.values(item));
-      expect(operations).to.have.length(running.api.routes.length);
+      // Besides /v1: the password reset routes of /auth, each path item with the API's origin as its server.
+      const v1 = Object.entries(doc.paths).filter(([path]) => !path.startsWith('/auth/'));
+      expect(v1.flatMap(([, item]) => Object.values(item))).to.have.length(running.api.routes.length);
+      const outside = Object.entries(doc.paths).filter(([path]) => path.startsWith('/auth/'));
+      expect(outside.map(([path]) => path).sort()).to.deep.equal(['/auth/password/reset', '/auth/password/reset/consume']);
+      for (const [path, item] of outside) {
+        expect((item as unknown as { servers: Array<{ url: string }> }).servers.map((s) => s.url), path).to.deep.equal(['/']);
+        for (const [method, op] of Object.entries(item)) {
+          if (method === 'servers') continue;
+          expect(op.security, path).to.deep.equal([]);
+          expect(JSON.stringify(op.parameters ?? []), path).not.to.contain('IdempotencyKey');
+        }
+      }
     });
 
     it('lists every event type of the catalogue under webhooks, with its operationId, no API key and its payload schema', () => {
@@ -256,7 +267,7 @@ describe('OpenAPI document (spec part 9)', () => {
     it('is deterministic and leaves the route schemas untouched', () => {
       const schemas = () => JSON.stringify(running.api.routes.map((r) => [r.query, r.body, r.responses]));
       const before = schemas();
-      const again = buildOpenApi(running.api.routes, OPTIONS);
+      const again = buildOpenApi(running.api.routes, { ...OPTIONS, outsideV1: running.api.outsideV1 });
       expect(again).to.deep.equal(doc);
       expect(JSON.stringify(again)).to.equal(JSON.stringify(doc));
       expect(schemas()).to.equal(before);

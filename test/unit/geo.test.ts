@@ -9,6 +9,7 @@ import { BotVerifier } from '../../src/redirect/bots.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { buildMmdb, writeMmdb, type MmdbEntry } from '../helpers/mmdb-writer.ts';
+import { AsnRanges, openAsnPaths, openCountryDbPath } from '../../src/redirect/open-geo-data.ts';
 
 const aCity = (country: string, region: string, city: string, timeZone: string) => ({
   country: { iso_code: country, names: { en: country, de: `${country} (de)` } },
@@ -312,5 +313,106 @@ describe('visitor local clock', () => {
     expect(at('2026-03-02T23:30:00Z', 'Mars/Olympus_Mons')).to.deep.equal({ localHour: 23, weekday: 1 });
     expect(clock.validZone('Mars/Olympus_Mons')).to.equal(null);
     expect(clock.validZone('Europe/Berlin')).to.equal('Europe/Berlin');
+  });
+});
+
+describe('ASN ranges (the packaged open data format)', () => {
+  const v4 = [
+    '16777216,16777471,13335,"Cloudflare, Inc."', // 1.0.0.0-1.0.0.255
+    '134744064,134744319,15169,Google LLC', // 8.8.8.0-8.8.8.255
+    'not,a,row',
+    '134744100,134744200,64512,Overlapping row, dropped',
+    '134744320,134744575,0,AS0 is no network', // 8.8.9.0-8.8.9.255
+    '1359103232,1359103487,20712,Andrews & Arnold Ltd', // 81.2.69.0-81.2.69.255
+    '',
+  ].join('\n');
+  const v6 = [
+    '2001:4860::,2001:4860:ffff:ffff:ffff:ffff:ffff:ffff,15169,Google LLC',
+    '2a00:1450::,2a00:1450:ffff:ffff:ffff:ffff:ffff:ffff,15169,Google LLC',
+    '2a00:1451::,2a00:1451::ff,64496,A tiny range',
+    '2a00:1450:1::,2a00:1450:2::,64512,Unsorted, dropped',
+    'zz::,zz::1,1,Malformed',
+  ].join('\r\n');
+  const ranges = AsnRanges.parse(v4, v6);
+
+  it('keeps the well-formed, sorted rows and drops the rest', () => {
+    expect(ranges.size).to.equal(6);
+  });
+
+  const cases: [ip: string, asn: number | null][] = [
+    ['1.0.0.0', 13335],
+    ['1.0.0.255', 13335],
+    ['1.0.1.0', null],
+    ['8.8.8.8', 15169],
+    ['8.8.9.1', null],
+    ['81.2.69.142', 20712],
+    ['0.0.0.1', null],
+    ['255.255.255.255', null],
+    ['2001:4860:4860::8888', 15169],
+    ['2001:4861::', null],
+    ['2a00:1450:4001:82a::200e', 15169],
+    ['2a00:1451::ff', 64496],
+    ['2a00:1451::100', null],
+    ['::ffff:8.8.8.8', 15169],
+    ['::1', null],
+    ['not an address', null],
+  ];
+  for (const [ip, asn] of cases) {
+    it(`answers ${String(asn)} for ${ip}`, () => {
+      expect(ranges.lookup(ip)).to.equal(asn);
+    });
+  }
+});
+
+describe('the packaged open geography data', function () {
+  this.timeout(60_000);
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'linkplane-geo-open-'));
+    await writeMmdb(join(dir, 'city.mmdb'), CITY, { databaseType: 'GeoIP2-City' });
+    await writeMmdb(join(dir, 'asn.mmdb'), ASN, { databaseType: 'GeoLite2-ASN', recordSize: 24 });
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('ships as dependencies', () => {
+    expect(openCountryDbPath()).to.be.a('string');
+    expect(openAsnPaths()).to.be.an('object');
+  });
+
+  it('places public addresses in their country and network when no database is configured', async () => {
+    const geo = await GeoDatabases.open({ cityDb: null, asnDb: null, anonymousDb: null, openData: true });
+    expect(geo.sources).to.deep.equal({ country: 'open-data', asn: 'open-data' });
+    expect(geo.lookup('8.8.8.8')).to.deep.equal({ country: 'US', region: null, city: null, asn: 15169, timezone: null, proxyType: null });
+    expect(geo.lookup('2001:4860:4860::8888')).to.include({ country: 'US', asn: 15169 });
+    expect(geo.lookup('81.2.69.142')).to.include({ country: 'GB', asn: 20712 });
+    expect(geo.lookup('10.1.2.3')).to.include({ country: null, asn: null });
+    // A documentation range the registry data places in a country: reserved, so not looked up.
+    expect(geo.lookup('203.0.113.77')).to.include({ country: null, asn: null });
+  });
+
+  it('is not used when turned off', async () => {
+    const geo = await GeoDatabases.open({ cityDb: null, asnDb: null, anonymousDb: null, openData: false });
+    expect(geo.empty).to.equal(true);
+    expect(geo.lookup('8.8.8.8').country).to.equal(null);
+  });
+
+  it('gives way to a configured database of the same kind, and fills the kind that is not configured', async () => {
+    // The test City database places 8.8.8.8 nowhere and 203.0.113.10 in Germany; the open data would say US for the former.
+    const cityConfigured = await GeoDatabases.open({ cityDb: join(dir, 'city.mmdb'), asnDb: null, anonymousDb: null, openData: true });
+    expect(cityConfigured.sources).to.deep.equal({ country: 'configured', asn: 'open-data' });
+    expect(cityConfigured.lookup('8.8.8.8')).to.include({ country: null, asn: 15169 });
+    expect(cityConfigured.lookup('203.0.113.10')).to.include({ country: 'DE', city: 'Munich' });
+    const asnConfigured = await GeoDatabases.open({ cityDb: null, asnDb: join(dir, 'asn.mmdb'), anonymousDb: null, openData: true });
+    expect(asnConfigured.sources).to.deep.equal({ country: 'open-data', asn: 'configured' });
+    expect(asnConfigured.lookup('8.8.8.8')).to.include({ country: 'US', asn: null });
+    expect(asnConfigured.lookup('203.0.113.10')).to.include({ asn: 3320 });
+  });
+
+  it('is on by default and turned off with GEOIP_OPEN_DATA=false', () => {
+    const base = { NODE_ENV: 'test', MONGODB_URI: 'mongodb://db.invalid' };
+    expect(loadConfig('redirect', base).redirect.geoip.openData).to.equal(true);
+    expect(loadConfig('redirect', { ...base, GEOIP_OPEN_DATA: 'false' }).redirect.geoip.openData).to.equal(false);
   });
 });

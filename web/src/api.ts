@@ -202,7 +202,8 @@ export async function fetchAll<T>(path: string, query: Query = {}, maxPages = 20
 /** A human sentence for any thrown value, for banners and toasts. */
 export function describeError(error: unknown): string {
   if (error instanceof ApiError) {
-    if (error.code === 'rate_limited' && error.retryAfter) return `${error.message} Try again in ${error.retryAfter} s.`;
+    // Messages that already say when to try again (the sign-in doors name the time) are not told it twice.
+    if (error.code === 'rate_limited' && error.retryAfter && !/try again|retry in/i.test(error.message)) return `${error.message} Try again in ${error.retryAfter} s.`;
     return error.message;
   }
   if (error instanceof Error) return error.message;

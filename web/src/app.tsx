@@ -9,9 +9,11 @@ import { Shell } from './shell.tsx';
 const SignIn = lazy(() => import('./screens/auth/sign-in.screen.tsx'));
 const AcceptInvite = lazy(() => import('./screens/auth/accept-invite.screen.tsx'));
 const SignInLink = lazy(() => import('./screens/auth/sign-in-link.screen.tsx'));
+const ForgotPassword = lazy(() => import('./screens/auth/forgot-password.screen.tsx'));
+const ResetPassword = lazy(() => import('./screens/auth/reset-password.screen.tsx'));
 
 /** Pages that need no session. */
-const PUBLIC_PATHS = new Set([to('/sign-in'), to('/sign-in/link'), to('/accept-invite')]);
+const PUBLIC_PATHS = new Set([to('/sign-in'), to('/sign-in/link'), to('/accept-invite'), to('/forgot-password'), to('/reset-password')]);
 
 export function App() {
   return (
@@ -60,6 +62,8 @@ function Root() {
           <Route path={to('/sign-in')} component={SignIn} />
           <Route path={to('/sign-in/link')} component={SignInLink} />
           <Route path={to('/accept-invite')} component={AcceptInvite} />
+          <Route path={to('/forgot-password')} component={ForgotPassword} />
+          <Route path={to('/reset-password')} component={ResetPassword} />
           <Route default component={Nothing} />
         </Router>
       </ErrorBoundary>

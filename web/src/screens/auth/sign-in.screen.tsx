@@ -8,10 +8,12 @@ import { to } from '../../paths.ts';
 import { setSession } from '../../session.ts';
 import type { Session } from '../../session.ts';
 import { AuthFrame, safeNext } from './auth-frame.tsx';
+import { rateLimitSentence } from './rate-limit.ts';
 
 interface AuthConfig {
   password: boolean;
   link: boolean;
+  password_reset?: boolean;
   oidc: boolean;
   oidc_name?: string | null;
 }
@@ -19,6 +21,7 @@ interface AuthConfig {
 /** The `?error=` codes the api's redirects carry, as sentences. */
 const REDIRECT_ERRORS: Record<string, string> = {
   link_expired: 'That sign-in link has expired or was already used. Ask for a new one below.',
+  reset_expired: 'That password reset link has expired or was already used. Ask for a new one with “Forgot your password?”.',
   invite_expired: 'That invitation has expired or was already used. Ask an owner to invite you again.',
   oidc_failed: 'Signing in with your identity provider did not succeed. Try again, or use your password.',
   oidc_no_access: 'Your identity provider vouched for you, but no Linkplane account or open invitation has that e-mail. Ask an owner to invite you.',
@@ -45,7 +48,7 @@ export default function SignInScreen() {
           {redirectError}
         </p>
       )}
-      {config.password && <PasswordForm onSignedIn={done} />}
+      {config.password && <PasswordForm onSignedIn={done} canReset={config.password_reset === true} />}
       {config.link && <LinkForm />}
       {config.oidc && (
         <p>
@@ -58,11 +61,12 @@ export default function SignInScreen() {
   );
 }
 
-function PasswordForm({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+function PasswordForm({ onSignedIn, canReset }: { onSignedIn: (session: Session) => void; canReset: boolean }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const { busy, error, run } = useAction();
   const failure = error instanceof ApiError ? error : null;
+  const limited = failure ? rateLimitSentence(failure) : null;
 
   const submit = (event: Event) => {
     event.preventDefault();
@@ -74,6 +78,10 @@ function PasswordForm({ onSignedIn }: { onSignedIn: (session: Session) => void }
       {failure?.code === 'unauthorized' ? (
         <p class="error-banner" role="alert">
           That e-mail and password do not match an account.
+        </p>
+      ) : limited ? (
+        <p class="error-banner" role="alert">
+          {limited}
         </p>
       ) : (
         error !== null && !failure?.details.length && <ErrorBanner error={error} title="Could not sign in" />
@@ -89,6 +97,11 @@ function PasswordForm({ onSignedIn }: { onSignedIn: (session: Session) => void }
       <button type="submit" aria-busy={busy ? 'true' : undefined} disabled={busy}>
         Sign in
       </button>
+      {canReset && (
+        <p>
+          <a href={`${to('/forgot-password')}${email ? `?${new URLSearchParams({ email }).toString()}` : ''}`}>Forgot your password?</a>
+        </p>
+      )}
     </form>
   );
 }
