@@ -13,7 +13,7 @@ import { newId } from '../platform/ids.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import { requireCapabilities } from '../tenancy/principal.ts';
 import type { LinkService } from '../links/link.service.ts';
-import type { LinkDoc } from '../links/link.store.ts';
+import type { LinkDoc, LinkImportMark } from '../links/link.store.ts';
 import type { LabelDoc, LabelStore } from '../links/label.store.ts';
 import { capabilitiesUsed, generateSlug } from '../links/link.prepare.ts';
 import type { ImportedLink, SourcePage } from './source.ts';
@@ -27,18 +27,6 @@ type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
 const CLASH_ATTEMPTS = 5;
 /** Rows of a batch are numbered batch × this + index, so errors list in source order. */
 const ROWS_PER_BATCH = 1_000_000;
-
-/** What the link keeps of its origin (not part of the API's link; read by exports and analytics). */
-export interface LinkImportMark {
-  source: string;
-  source_id: string;
-  job_id: string;
-  /** The source's total clicks, a historical figure: never turned into raw clicks. */
-  clicks_total: number | null;
-  at: Date;
-}
-
-type ImportedLinkFields = LinkDoc & { imported?: LinkImportMark };
 
 export interface BatchDeps {
   store: ImportStore;
@@ -124,8 +112,7 @@ export class ImportBatch {
   /** A pending claim left by a run that died: true when its link was written (now marked), else the claim is dropped. */
   private async adopt(claim: ImportedLinkDoc): Promise<boolean> {
     const { linkDocs, store } = this.d;
-    const docs = linkDocs as unknown as Collection<ImportedLinkFields>;
-    const link = await docs.findOne({ workspace_id: claim.workspace_id, domain_id: claim.domain_id, slug: claim.slug });
+    const link = await linkDocs.findOne({ workspace_id: claim.workspace_id, domain_id: claim.domain_id, slug: claim.slug });
     if (link && (link.imported?.source_id === claim.source_id || link.created_at >= claim.at)) {
       await store.imported.updateOne({ _id: claim._id }, { $set: { state: 'created', link_id: link._id, job_id: this.job._id } });
       return true;
@@ -255,7 +242,7 @@ export class ImportBatch {
     if (created.length === 0) return;
     const workspaceId = this.d.principal.workspace._id;
     const at = this.d.now();
-    const linkUpdates: AnyBulkWriteOperation<ImportedLinkFields>[] = created.map(({ c, id }) => {
+    const linkUpdates: AnyBulkWriteOperation<LinkDoc>[] = created.map(({ c, id }) => {
       const mark: LinkImportMark = { source: this.job.source, source_id: c.link.sourceId, job_id: this.job._id, clicks_total: c.link.clicksTotal, at };
       return {
         updateOne: {
@@ -264,7 +251,7 @@ export class ImportBatch {
         },
       };
     });
-    await (this.d.linkDocs as unknown as Collection<ImportedLinkFields>).bulkWrite(linkUpdates, { ordered: false });
+    await this.d.linkDocs.bulkWrite(linkUpdates, { ordered: false });
     await this.d.store.imported.bulkWrite(
       created.map(({ c, id }) => ({
         updateOne: {

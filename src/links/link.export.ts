@@ -37,6 +37,7 @@ export const LINK_EXPORT_COLUMNS = [
   'rotator',
   'archived',
   'moderation',
+  'imported',
   'created_at',
   'updated_at',
 ] as const satisfies ReadonlyArray<keyof LinkExportLine>;

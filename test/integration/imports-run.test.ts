@@ -11,6 +11,7 @@ import { callApi, type Reply } from '../helpers/http.ts';
 import { until } from '../helpers/wait.ts';
 import { startKubeApiServer, type KubeApiServer } from '../helpers/kube-apiserver.ts';
 import { startDubServer } from '../helpers/import-servers/dub.ts';
+import { startYourlsServer } from '../helpers/import-servers/yourls.ts';
 import { EXPIRY, IMPORT_CASES, SHORT_HOST, TOKEN, expectImportedCase, type Job, type Link, type ServiceServer } from '../helpers/import-cases.ts';
 
 describe('import jobs run by the worker, from each source', function () {
@@ -146,6 +147,51 @@ describe('import jobs run by the worker, from each source', function () {
     expect(domains.data.map((d) => d.hostname)).not.to.include('go.dry-import.com');
   });
 
+  it('shows a source\'s click totals apart: on the link as imported, and beside the counted clicks in analytics', async () => {
+    const key = await aKey();
+    const dub = await startDubServer({
+      token: TOKEN,
+      links: [
+        { id: 'k1', domain: 'dub.sh', key: 'clicks-dub-1', url: 'https://example.com/k1', clicks: 4321, tags: ['hot'] },
+        { id: 'k2', domain: 'dub.sh', key: 'clicks-dub-2', url: 'https://example.com/k2', clicks: 79 },
+        { id: 'k3', domain: 'dub.sh', key: 'clicks-dub-3', url: 'https://example.com/k3', clicks: 0 },
+      ],
+    });
+    servers.push(dub);
+    const user = { username: 'admin', password: 'pw', signature: 'abcdef0123' };
+    const yourls = await startYourlsServer({ users: [user], site: 'https://yourls-clicks.test', links: [{ keyword: 'clicks-y', url: 'https://example.com/y', timestamp: '2025-01-01 00:00:00', clicks: 500 }] });
+    servers.push(yourls);
+    const fromDub = await runImport(key, { source: 'dub', token: TOKEN, base_url: dub.url });
+    expect(fromDub).to.deep.include({ status: 'succeeded', created: 3 });
+    expect(await runImport(key, { source: 'yourls', token: user.signature, base_url: yourls.url, domains: 'default' })).to.deep.include({ status: 'succeeded', created: 1 });
+    const here = await call(key, 'POST', '/links', { url: 'https://example.com/here', slug: 'clicks-here' });
+
+    const links = await allLinks(key);
+    const one = links.find((l) => l.slug === 'clicks-dub-1')!;
+    const read = (await call(key, 'GET', `/links/${one.id}`)).body;
+    expect(read.imported).to.deep.include({ source: 'dub', source_id: 'k1', job_id: fromDub.id, clicks_total: 4321 });
+    expect(Date.parse((read.imported as { imported_at: string }).imported_at)).to.be.a('number').and.not.be.NaN;
+    expect(here.body.imported, 'a link created here has no import mark').to.equal(null);
+
+    // The link's analytics: no click counted here, the source's total beside.
+    const linkSummary = (await call(key, 'GET', `/analytics/summary?link_id=${one.id}`)).body;
+    expect(linkSummary.clicks).to.equal(0);
+    expect(linkSummary.imported_clicks).to.deep.include({ total: 4321, links: 1 });
+    // The workspace: per source, most clicks first; a link imported with 0 clicks counts for nothing.
+    const all = (await call(key, 'GET', '/analytics/summary?interval=7d')).body as { clicks: number; imported_clicks: { total: number; links: number; sources: Array<Record<string, unknown>> } };
+    expect(all.clicks).to.equal(0);
+    expect(all.imported_clicks.total).to.equal(4321 + 79 + 500);
+    expect(all.imported_clicks.sources.map((s) => [s.source, s.clicks, s.links])).to.deep.equal([
+      ['dub', 4400, 2],
+      ['yourls', 500, 1],
+    ]);
+    // Link filters narrow them; a visitor filter cannot, so they are left out rather than shown unfiltered.
+    const hot = (await call(key, 'GET', `/tags?limit=100`)).body as { data: Array<{ id: string; name: string }> };
+    const tagged = (await call(key, 'GET', `/analytics/summary?tag=${hot.data.find((t) => t.name === 'hot')!.id}`)).body;
+    expect(tagged.imported_clicks).to.deep.include({ total: 4321, links: 1 });
+    expect((await call(key, 'GET', '/analytics/summary?country=US')).body.imported_clicks).to.equal(null);
+  });
+
   it('on request, puts every link on the default domain and suffixes a taken slug', async () => {
     const key = await aKey();
     await existingLink(key, null, 'taken-suffix');
@@ -247,7 +293,7 @@ describe('export, then import into a fresh workspace (source csv)', function () 
     const after = ((await callApi(api.url, 'GET', '/links?limit=100', { key: to })).body as unknown as { data: Array<Record<string, unknown>> }).data;
     const comparable = (links: Array<Record<string, unknown>>) =>
       links
-        .map(({ id: _id, updated_at: _updated, tags, rules, ...rest }): Record<string, unknown> => ({ ...rest, tags: (tags as Array<{ name: string; color: string | null }>).map(({ name, color }) => ({ name, color })), rules: (rules as Array<Record<string, unknown>>).map(({ id: _r, ...rule }) => rule) }))
+        .map(({ id: _id, updated_at: _updated, imported: _imported, tags, rules, ...rest }): Record<string, unknown> => ({ ...rest, tags: (tags as Array<{ name: string; color: string | null }>).map(({ name, color }) => ({ name, color })), rules: (rules as Array<Record<string, unknown>>).map(({ id: _r, ...rule }) => rule) }))
         .sort((a, b) => String(a.slug).localeCompare(String(b.slug)));
     // Every field but the ids (new in the new workspace) and updated_at (the import wrote them now).
     expect(comparable(after)).to.deep.equal(comparable(before));

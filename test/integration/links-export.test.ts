@@ -22,7 +22,7 @@ function fromCsv(row: Record<string, string>): Json {
   const out: Json = {};
   for (const column of LINK_EXPORT_COLUMNS) {
     const cell = cellValue(row[column]!);
-    if (['targeting', 'ab_test', 'rules', 'mobile', 'rotator', 'moderation', 'tags'].includes(column)) out[column] = cell === '' ? null : JSON.parse(cell);
+    if (['targeting', 'ab_test', 'rules', 'mobile', 'rotator', 'moderation', 'imported', 'tags'].includes(column)) out[column] = cell === '' ? null : JSON.parse(cell);
     else if (['has_password', 'workspace_rules_off', 'archived'].includes(column)) out[column] = cell === 'true';
     else if (column === 'redirect_type') out[column] = Number(cell);
     else out[column] = cell === '' ? null : cell;

@@ -60,13 +60,15 @@ function rowToLink(row: Row, position: string): ImportedLink | SourceRowError {
   const url = cell(row, 'url');
   if (!isHttpUrl(url)) return { ref, message: 'the url column is not an absolute http(s) URL' };
   const blocks: Record<string, unknown> = {};
-  for (const name of ['tags', 'targeting', 'ab_test', 'rules', 'mobile', 'rotator']) {
+  for (const name of ['tags', 'targeting', 'ab_test', 'rules', 'mobile', 'rotator', 'imported']) {
     const value = json(row, name);
     if (!value.ok) return { ref, message: `the ${name} column is not JSON` };
     blocks[name] = value.value;
   }
   const tags = Array.isArray(blocks.tags) ? blocks.tags.filter((t): t is string => typeof t === 'string') : [];
   const redirect = Number(cell(row, 'redirect_type'));
+  // A link the exporting workspace had imported keeps its source's click total, still a historical figure.
+  const clicks = (blocks.imported as { clicks_total?: unknown } | null)?.clicks_total;
   const native: NativeFields = {
     note: textOf(cell(row, 'note')),
     ...([301, 302, 307, 308].includes(redirect) ? { redirect_type: redirect as 301 | 302 | 307 | 308 } : {}),
@@ -86,6 +88,7 @@ function rowToLink(row: Row, position: string): ImportedLink | SourceRowError {
     expiresAt: isoDateOf(cell(row, 'expires_at')),
     expiredUrl: textOf(cell(row, 'expired_url')),
     targeting: Array.isArray(blocks.targeting) ? (blocks.targeting as ImportedLink['targeting']) : [],
+    clicksTotal: typeof clicks === 'number' && Number.isSafeInteger(clicks) && clicks >= 0 ? clicks : null,
     native,
     ...(cell(row, 'has_password') === 'true' ? { warnings: ['the link had a password: exports never hold it, so it arrives without one'] } : {}),
   });
