@@ -1,4 +1,5 @@
 // The Links API's shapes as the dashboard reads them (spec 2.1–2.6; src/links/link.schemas.ts is the source).
+import type { LinkImported } from '../../../../src/links/link.schemas.ts';
 
 export type Device = 'desktop' | 'mobile' | 'tablet';
 export type Os = 'ios' | 'android' | 'windows' | 'macos' | 'linux' | 'other';
@@ -118,6 +119,8 @@ export interface Link {
   mobile: Mobile | null;
   rotator: Rotator | null;
   archived: boolean;
+  /** Set when an import created the link; its click total is the source's, not counted here. */
+  imported: LinkImported;
   created_at: string;
   updated_at: string;
 }
