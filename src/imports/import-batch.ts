@@ -8,14 +8,13 @@
 // claim is dropped and the link written now.
 import type { AnyBulkWriteOperation, Collection } from 'mongodb';
 import { MongoBulkWriteError, type WriteError } from 'mongodb';
-import { AppError, PlanRestrictedError } from '../platform/errors.ts';
+import { AppError, QuotaExceededError } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import type { Principal } from '../tenancy/principal.ts';
-import { requireCapabilities } from '../tenancy/principal.ts';
 import type { LinkService } from '../links/link.service.ts';
 import type { LinkDoc, LinkImportMark } from '../links/link.store.ts';
 import type { LabelDoc, LabelStore } from '../links/label.store.ts';
-import { capabilitiesUsed, generateSlug } from '../links/link.prepare.ts';
+import { generateSlug } from '../links/link.prepare.ts';
 import type { ImportedLink, SourcePage } from './source.ts';
 import type { ImportDomains } from './import-domains.ts';
 import { mapLink, rowErrorOf, suffixed, tagNamesOf, type MappedLink } from './import-mapping.ts';
@@ -27,6 +26,13 @@ type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
 const CLASH_ATTEMPTS = 5;
 /** Rows of a batch are numbered batch × this + index, so errors list in source order. */
 const ROWS_PER_BATCH = 1_000_000;
+
+/** A dry run's account across its batches: the domain + slug pairs it would take, the links quota it has left. */
+export interface DryRunState {
+  taken: Set<string>;
+  /** Links the plan would still allow; null until the first row needs it. */
+  remaining: number | null;
+}
 
 export interface BatchDeps {
   store: ImportStore;
@@ -59,14 +65,14 @@ export class ImportBatch {
   private readonly job: ImportJobDoc;
   private readonly outcome: BatchOutcome = { created: 0, skipped: 0, failed: 0, errors: [] };
   private readonly batch: number;
-  /** Domain + slug pairs a dry run would have taken already (a clash between two rows of the import). */
-  private readonly dryRunTaken: Set<string>;
+  /** What a dry run has counted so far, across its batches. */
+  private readonly dryRunState: DryRunState;
 
-  constructor(deps: BatchDeps, job: ImportJobDoc, dryRunTaken: Set<string>) {
+  constructor(deps: BatchDeps, job: ImportJobDoc, dryRunState: DryRunState) {
     this.d = deps;
     this.job = job;
     this.batch = job.batches;
-    this.dryRunTaken = dryRunTaken;
+    this.dryRunState = dryRunState;
   }
 
   async run(page: SourcePage): Promise<BatchOutcome> {
@@ -79,7 +85,7 @@ export class ImportBatch {
     }
     if (this.job.dry_run) {
       await this.markExistingTaken(page);
-      this.dryRun(candidates);
+      await this.dryRun(candidates);
     } else {
       await this.write(candidates);
     }
@@ -138,22 +144,39 @@ export class ImportBatch {
     }
   }
 
-  private dryRun(candidates: readonly Candidate[]): void {
-    for (const c of candidates) {
-      try {
-        const { utm: _utm, password, ...content } = c.mapped.input;
-        requireCapabilities(this.d.principal, capabilitiesUsed(content, password !== undefined && password !== null));
-      } catch (error) {
-        if (!(error instanceof PlanRestrictedError)) throw error;
-        this.fail(c.index, c.link.sourceId, rowErrorOf(error), c.slug, c.link.domain);
+  /**
+   * A dry run refuses what the write would: every check of the links service that needs no write (plan, references,
+   * the destination blocklist, redirect loops), a slug taken here or by an earlier row, and the links quota (what
+   * the plan has left, less the rows the dry run counted already).
+   */
+  private async dryRun(candidates: readonly Candidate[]): Promise<void> {
+    const state = this.dryRunState;
+    // A domain the import would connect does not exist yet: its rows are checked on the default domain (the checks
+    // that depend on the domain, the slug and its custom-domain capability, are made apart).
+    const inputs = candidates.map((c) => {
+      if (!c.domainId.startsWith('dry-run:')) return c.mapped.input;
+      const { domain_id: _domain, ...input } = c.mapped.input;
+      return input;
+    });
+    const checks = await this.d.links.checkMany(this.d.principal, inputs);
+    for (const [i, c] of candidates.entries()) {
+      const refused = checks[i];
+      if (refused) {
+        this.fail(c.index, c.link.sourceId, rowErrorOf(refused), c.slug, c.link.domain);
         continue;
       }
       const key = `${c.domainId}/${c.slug}`;
-      if (this.dryRunTaken.has(key) && !c.mapped.generatedSlug && this.job.on_slug_clash === 'error') {
+      if (state.taken.has(key) && !c.mapped.generatedSlug && this.job.on_slug_clash === 'error') {
         this.fail(c.index, c.link.sourceId, { code: 'conflict', message: `The slug "${c.slug}" is already taken.` }, c.slug, c.link.domain);
         continue;
       }
-      this.dryRunTaken.add(key);
+      state.remaining ??= await this.d.links.linksRemaining(this.d.principal);
+      if (state.remaining <= 0) {
+        this.fail(c.index, c.link.sourceId, rowErrorOf(new QuotaExceededError('links', this.d.principal.plan.limits.links)), c.slug, c.link.domain);
+        continue;
+      }
+      state.remaining--;
+      state.taken.add(key);
       this.outcome.created++;
     }
   }
@@ -163,7 +186,7 @@ export class ImportBatch {
     const slugs = page.links.map((l) => l.slug).filter((s): s is string => s !== null);
     if (slugs.length === 0) return;
     const taken = await this.d.linkDocs.find({ slug: { $in: slugs } }, { projection: { domain_id: 1, slug: 1 } }).toArray();
-    for (const link of taken) this.dryRunTaken.add(`${link.domain_id}/${link.slug}`);
+    for (const link of taken) this.dryRunState.taken.add(`${link.domain_id}/${link.slug}`);
   }
 
   private async write(candidates: Candidate[]): Promise<void> {

@@ -144,6 +144,33 @@ export class LinkService {
   }
 
   /**
+   * What createMany would refuse of each input before writing, without writing: the plan's capabilities, the
+   * references (domain, tags, folder), the destination blocklist and redirect loops. The slug and the quota are left
+   * to the caller (a dry run keeps its own account of both across batches; see `linksRemaining`). null: would pass.
+   */
+  async checkMany(principal: WorkspacePrincipal, inputs: readonly LinkCreate[]): Promise<Array<AppError | null>> {
+    const contents = inputs.map(({ utm: _utm, password: _password, ...content }) => content);
+    const lookups = await batchLookups(principal, contents, this.d);
+    return Promise.all(
+      inputs.map(async (input, index) => {
+        try {
+          requireCapabilities(principal, capabilitiesUsed(contents[index]!, input.password !== undefined && input.password !== null));
+          await checkReferences(principal, contents[index]!, this.d, lookups);
+          return null;
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          return error;
+        }
+      }),
+    );
+  }
+
+  /** Links the workspace may still create under its plan's quota. */
+  async linksRemaining(principal: WorkspacePrincipal): Promise<number> {
+    return Math.max(0, principal.plan.limits.links - (await this.d.quota.linksUsed(principal.workspace._id)));
+  }
+
+  /**
    * The rows whose slug is free on its domain, in order: one read of the taken ones per domain and round; a
    * generated slug that is taken (or repeated in the batch) is drawn again, a chosen one fails as a conflict.
    */

@@ -35,6 +35,7 @@ describe('import jobs run by the worker, from each source', function () {
       DOMAIN_CNAME_TARGET: 'ingress.linkplane.test',
       IMPORT_ALLOW_PRIVATE_SOURCES: 'true',
       IMPORT_POLL_MS: '100',
+      LINK_BLOCKLIST_HOSTS: 'blocked.example',
     });
     api = await startApi(env);
     worker = await startWorker(env);
@@ -121,8 +122,10 @@ describe('import jobs run by the worker, from each source', function () {
     });
   }
 
-  it('a dry run counts what would be created and what would fail, and writes nothing', async () => {
-    const key = await aKey();
+  it('a dry run answers what the real run would refuse (a taken slug, the quota, a blocked destination), and writes nothing', async () => {
+    // Room for three more links on the plan: one is taken by the existing link.
+    const ws = await tenants.aWorkspace({ plan_id: 'business', limits: { links: 4 } });
+    const key = (await tenants.aWorkspaceKey(ws._id)).key;
     await existingLink(key, null, 'taken-dry');
     const server = await startDubServer({
       token: TOKEN,
@@ -131,20 +134,35 @@ describe('import jobs run by the worker, from each source', function () {
         { id: 'd2', domain: 'dub.sh', key: 'two', url: 'https://example.com/2' },
         { id: 'd3', domain: 'dub.sh', key: 'taken-dry', url: 'https://example.com/3' },
         { id: 'd4', domain: 'dub.sh', key: 'bad/slug', url: 'https://example.com/4' },
+        { id: 'd5', domain: 'dub.sh', key: 'phish-dry', url: 'https://login.blocked.example/account' },
+        { id: 'd6', domain: 'dub.sh', key: 'loop-dry', url: `https://${SHORT_HOST}/taken-dry` },
+        { id: 'd7', domain: 'dub.sh', key: 'three', url: 'https://example.com/7' },
+        { id: 'd8', domain: 'dub.sh', key: 'over-quota', url: 'https://example.com/8' },
       ],
     });
     servers.push(server);
     const before = await allLinks(key);
-    const job = await runImport(key, { source: 'dub', token: TOKEN, base_url: server.url, dry_run: true });
-    expect(job).to.deep.include({ status: 'succeeded', created: 2, failed: 2, skipped: 0 });
-    const errors = (await call(key, 'GET', `/imports/${job.id}/errors`)).body as unknown as { data: Array<{ code: string; ref: string }> };
-    expect(errors.data.map((e) => [e.ref, e.code])).to.deep.equal([
+    const dry = await runImport(key, { source: 'dub', token: TOKEN, base_url: server.url, dry_run: true });
+    expect(dry).to.deep.include({ status: 'succeeded', created: 3, failed: 5, skipped: 0 });
+    const errorsOf = async (job: Job) =>
+      ((await call(key, 'GET', `/imports/${job.id}/errors`)).body as unknown as { data: Array<{ code: string; ref: string }> }).data.map((e) => [e.ref, e.code]);
+    const expected = [
       ['d3', 'conflict'],
       ['d4', 'validation_failed'],
-    ]);
+      ['d5', 'validation_failed'],
+      ['d6', 'validation_failed'],
+      ['d8', 'quota_exceeded'],
+    ];
+    expect(await errorsOf(dry)).to.deep.equal(expected);
     expect(await allLinks(key)).to.deep.equal(before);
     const domains = (await call(key, 'GET', '/domains')).body as unknown as { data: Array<{ hostname: string }> };
     expect(domains.data.map((d) => d.hostname)).not.to.include('go.dry-import.com');
+    expect((await call(key, 'GET', '/tags')).body.data, 'no tag written').to.deep.equal([]);
+
+    // The real run refuses exactly those rows.
+    const real = await runImport(key, { source: 'dub', token: TOKEN, base_url: server.url });
+    expect(real).to.deep.include({ status: 'succeeded', created: 3, failed: 5 });
+    expect(await errorsOf(real)).to.deep.equal(expected);
   });
 
   it('shows a source\'s click totals apart: on the link as imported, and beside the counted clicks in analytics', async () => {
