@@ -2,7 +2,8 @@ import type { Readable } from 'node:stream';
 import type { ClientSession, MongoClient } from 'mongodb';
 import { inTransaction } from '../platform/mongo.ts';
 import { newId } from '../platform/ids.ts';
-import { AppError, DuplicateKeyError, NotFoundError, QuotaExceededError } from '../platform/errors.ts';
+import { AppError, DuplicateKeyError, ExportsBusyError, NotFoundError, QuotaExceededError } from '../platform/errors.ts';
+import { LEASE_MS, type ExportSlots } from '../platform/export-slots.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
 import { requireCapabilities, type Principal } from '../tenancy/principal.ts';
 import type { EventStore, NewEvent } from '../events/event.store.ts';
@@ -39,6 +40,8 @@ export interface LinkServiceDeps {
   onEvent?: () => void;
   /** Link safety: destinations refused on every URL field (config LINK_BLOCKLIST_*). */
   blocklist?: Blocklist;
+  /** Caps the links exports of a workspace running at once (across API pods); none: no cap. */
+  exportSlots?: ExportSlots;
 }
 
 export type BulkItem =
@@ -276,8 +279,25 @@ export class LinkService {
   }
 
   /** Every link of the workspace with every field, streamed (link.export.ts). */
-  export(principal: WorkspacePrincipal, format: LinkExportFormat): Readable {
-    return exportLinks({ links: this.d.links, tags: this.d.tags, folders: this.d.folders, defaultBaseUrl: this.d.domains.default.baseUrl }, principal.workspace._id, format);
+  /**
+   * Every link of the workspace as a stream. With export slots, the export holds one of the workspace's for as long
+   * as it streams (renewed meanwhile, given back when the stream closes, ended or not): with all taken, 429.
+   */
+  async export(principal: WorkspacePrincipal, format: LinkExportFormat): Promise<Readable> {
+    const workspaceId = principal.workspace._id;
+    const slots = this.d.exportSlots;
+    const slot = slots ? await slots.acquire(workspaceId) : null;
+    if (slot && 'retryAfterSeconds' in slot) throw new ExportsBusyError('links exports', slots!.perWorkspace, slot.retryAfterSeconds);
+    const stream = exportLinks({ links: this.d.links, tags: this.d.tags, folders: this.d.folders, defaultBaseUrl: this.d.domains.default.baseUrl }, workspaceId, format);
+    if (slot) {
+      const renew = setInterval(() => void slot.renew().catch(() => undefined), LEASE_MS / 3);
+      renew.unref();
+      stream.once('close', () => {
+        clearInterval(renew);
+        void slot.release().catch(() => undefined);
+      });
+    }
+    return stream;
   }
 
   private async find(principal: WorkspacePrincipal, id: string): Promise<LinkDoc> {

@@ -236,6 +236,14 @@ export class CsrfError extends ForbiddenError {
   }
 }
 
+/** Every export slot of the workspace is taken (ExportSlots): 429 with the seconds until one may free up. */
+export class ExportsBusyError extends RateLimitedError {
+  constructor(what: string, perWorkspace: number, retryAfterSeconds: number) {
+    super(retryAfterSeconds);
+    this.message = `${perWorkspace} ${what} of this workspace are running already, the most at once; retry in ${retryAfterSeconds} s.`;
+  }
+}
+
 export class SignInRateLimitedError extends RateLimitedError {
   constructor(retryAfterSeconds: number) {
     super(retryAfterSeconds);
