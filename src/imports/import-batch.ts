@@ -6,13 +6,13 @@
 // before it is written, and marked created after. A run that finds a pending claim looks for the link at that domain
 // and slug: one the import wrote (it carries the source id, or was created after the claim) is adopted, else the
 // claim is dropped and the link written now.
-import type { AnyBulkWriteOperation, Collection } from 'mongodb';
+import type { Collection } from 'mongodb';
 import { MongoBulkWriteError, type WriteError } from 'mongodb';
 import { AppError, QuotaExceededError } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import type { LinkService } from '../links/link.service.ts';
-import type { LinkDoc, LinkImportMark } from '../links/link.store.ts';
+import type { LinkDoc } from '../links/link.store.ts';
 import type { LabelDoc, LabelStore } from '../links/label.store.ts';
 import { generateSlug } from '../links/link.prepare.ts';
 import type { ImportedLink, SourcePage } from './source.ts';
@@ -193,13 +193,19 @@ export class ImportBatch {
     const claimed = await this.claim(candidates);
     let todo = claimed;
     for (let attempt = 0; todo.length > 0; attempt++) {
-      const result = await this.d.links.createMany(this.d.principal, todo.map((c) => c.mapped.input));
+      // Each link is written with its origin (the import mark, its source's creation date) in the same write.
+      const at = this.d.now();
+      const origins = todo.map((c) => ({
+        imported: { source: this.job.source, source_id: c.link.sourceId, job_id: this.job._id, clicks_total: c.link.clicksTotal, at },
+        created_at: c.link.createdAt,
+      }));
+      const result = await this.d.links.importMany(this.d.principal, todo.map((c) => c.mapped.input), origins);
       const retry: Candidate[] = [];
       const created: Array<{ c: Candidate; id: string }> = [];
-      for (const item of result.data) {
+      for (const item of result) {
         const c = todo[item.index]!;
-        if (item.status === 'created') {
-          created.push({ c, id: item.link.id });
+        if ('id' in item) {
+          created.push({ c, id: item.id });
           continue;
         }
         const clash = item.error.code === 'conflict' && (c.mapped.generatedSlug || this.job.on_slug_clash === 'suffix');
@@ -208,7 +214,7 @@ export class ImportBatch {
           c.mapped = { ...c.mapped, input: { ...c.mapped.input, slug } };
           retry.push(c);
         } else {
-          this.fail(c.index, c.link.sourceId, { code: item.error.code, message: item.error.message }, c.mapped.input.slug ?? null, c.link.domain);
+          this.fail(c.index, c.link.sourceId, rowErrorOf(item.error), c.mapped.input.slug ?? null, c.link.domain);
           await this.d.store.imported.deleteOne({ workspace_id: this.d.principal.workspace._id, source: this.job.source, source_id: c.link.sourceId, state: 'pending' });
         }
       }
@@ -260,21 +266,10 @@ export class ImportBatch {
     return candidates.filter((_, i) => !refused.has(i));
   }
 
-  /** The created links get their source's date and click total, then their claims are marked created. */
+  /** The claims of the created links (written with their origin) are marked created. */
   private async markCreated(created: ReadonlyArray<{ c: Candidate; id: string }>): Promise<void> {
     if (created.length === 0) return;
     const workspaceId = this.d.principal.workspace._id;
-    const at = this.d.now();
-    const linkUpdates: AnyBulkWriteOperation<LinkDoc>[] = created.map(({ c, id }) => {
-      const mark: LinkImportMark = { source: this.job.source, source_id: c.link.sourceId, job_id: this.job._id, clicks_total: c.link.clicksTotal, at };
-      return {
-        updateOne: {
-          filter: { _id: id, workspace_id: workspaceId },
-          update: { $set: { imported: mark, ...(c.link.createdAt ? { created_at: c.link.createdAt } : {}) } },
-        },
-      };
-    });
-    await this.d.linkDocs.bulkWrite(linkUpdates, { ordered: false });
     await this.d.store.imported.bulkWrite(
       created.map(({ c, id }) => ({
         updateOne: {

@@ -10,7 +10,7 @@ import type { EventStore, NewEvent } from '../events/event.store.ts';
 import type { EventType } from '../events/event-types.ts';
 import { decodeTimePosition, pageOf, timePosition } from '../http/cursor.ts';
 import { bodyValidator } from '../http/validation.ts';
-import type { LinkDoc, LinkStore } from './link.store.ts';
+import type { LinkDoc, LinkImportMark, LinkStore } from './link.store.ts';
 import type { LinkEventData } from './link.schemas.ts';
 import type { QuotaStore } from './quota.store.ts';
 import type { LabelDoc, LabelStore } from './label.store.ts';
@@ -91,16 +91,50 @@ export class LinkService {
    * transaction.
    */
   async createMany(principal: WorkspacePrincipal, inputs: readonly LinkCreate[]): Promise<{ data: BulkItem[]; created: number; failed: number }> {
-    const results: Array<BulkItem | undefined> = inputs.map(() => undefined);
+    const { outcomes, docs } = await this.writeMany(principal, inputs);
+    const links = await this.views(docs);
+    const byId = new Map(links.map((link) => [link.id, link]));
+    const data: BulkItem[] = outcomes.map((o) =>
+      'id' in o ? { index: o.index, status: 'created', link: byId.get(o.id)! } : { index: o.index, status: 'failed', error: { code: o.error.code, message: o.error.message, ...(o.error.details ? { details: o.error.details } : {}) } },
+    );
+    const created = docs.length;
+    return { data, created, failed: data.length - created };
+  }
+
+  /**
+   * createMany for an import: each link gets what it keeps of its origin (`imported`, and its source's creation
+   * date) in the same write, and the answer is the new ids only (an import never shows the links it writes).
+   */
+  async importMany(
+    principal: WorkspacePrincipal,
+    inputs: readonly LinkCreate[],
+    origins: ReadonlyArray<{ imported: LinkImportMark; created_at: Date | null }>,
+  ): Promise<Array<{ index: number; id: string } | { index: number; error: AppError }>> {
+    return (await this.writeMany(principal, inputs, origins)).outcomes;
+  }
+
+  /** The bulk write: checks, slugs settled in one read per domain and round, one quota take, one transaction. */
+  private async writeMany(
+    principal: WorkspacePrincipal,
+    inputs: readonly LinkCreate[],
+    origins?: ReadonlyArray<{ imported: LinkImportMark; created_at: Date | null }>,
+  ): Promise<{ outcomes: Array<{ index: number; id: string } | { index: number; error: AppError }>; docs: LinkDoc[] }> {
+    const outcomes: Array<{ index: number; id: string } | { index: number; error: AppError } | undefined> = inputs.map(() => undefined);
     const fail = (index: number, error: AppError) => {
-      results[index] = { index, status: 'failed', error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } };
+      outcomes[index] = { index, error };
     };
     const lookups = await batchLookups(principal, inputs.map(({ utm: _utm, password: _password, ...content }) => content), this.d);
     const prepared: BatchRow[] = [];
     await Promise.all(
       inputs.map(async (input, index) => {
         try {
-          prepared.push({ index, doc: await this.prepare(principal, input, lookups), chosen: input.slug !== undefined });
+          const doc = await this.prepare(principal, input, lookups);
+          const origin = origins?.[index];
+          if (origin) {
+            doc.imported = origin.imported;
+            if (origin.created_at) doc.created_at = origin.created_at;
+          }
+          prepared.push({ index, doc, chosen: input.slug !== undefined });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           fail(index, error);
@@ -134,16 +168,9 @@ export class LinkService {
       throw error;
     }
     if (granted > rows.length) await this.d.quota.releaseLinks(principal.workspace._id, granted - rows.length);
-    if (rows.length > 0) {
-      await this.broadcast(...rows.map((r) => r.doc));
-      const links = await this.views(rows.map((r) => r.doc));
-      rows.forEach((row, i) => {
-        results[row.index] = { index: row.index, status: 'created', link: links[i]! };
-      });
-    }
-    const data = results as BulkItem[];
-    const created = data.filter((d) => d.status === 'created').length;
-    return { data, created, failed: data.length - created };
+    if (rows.length > 0) await this.broadcast(...rows.map((r) => r.doc));
+    for (const row of rows) outcomes[row.index] = { index: row.index, id: row.doc._id };
+    return { outcomes: outcomes as Array<{ index: number; id: string } | { index: number; error: AppError }>, docs: rows.map((r) => r.doc) };
   }
 
   /**
