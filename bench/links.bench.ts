@@ -141,7 +141,7 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
     await database.close();
     const prefix = natsPrefix();
     // The import job's file travels in its JSON body: room for it (about 9 MB for 100,000 links).
-    const api = await startChild('src/main/run.ts', ['api'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: prefix, LOG_LEVEL: 'info', SECRET_KEY: BENCH_SECRET, BODY_LIMIT_BYTES: String(32 * 1_048_576), ...profile }, `http://127.0.0.1:${apiPort}/readyz`);
+    const api = await startChild('src/main/run.ts', ['api'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: prefix, LOG_LEVEL: 'info', SECRET_KEY: BENCH_SECRET, BODY_LIMIT_BYTES: String(32 * 1_048_576), ...profile }, `http://127.0.0.1:${apiPort}/readyz`, 120_000);
     children.push(api);
     const base = `http://127.0.0.1:${apiPort}/v1`;
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
@@ -295,7 +295,7 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
     // from POST /v1/imports to the job's end, polled every 250 ms; peak RSS of the three processes over the job.
     const importLinks = Number(process.env.BENCH_IMPORT_LINKS ?? 100_000);
     const workerPort = await freePort();
-    const worker = await startChild('src/main/run.ts', ['worker'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', WORKER_PORT: String(workerPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: prefix, LOG_LEVEL: 'info', SECRET_KEY: BENCH_SECRET, IMPORT_POLL_MS: '100', ...profile }, `http://127.0.0.1:${workerPort}/readyz`);
+    const worker = await startChild('src/main/run.ts', ['worker'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', WORKER_PORT: String(workerPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: prefix, LOG_LEVEL: 'info', SECRET_KEY: BENCH_SECRET, IMPORT_POLL_MS: '100', ...profile }, `http://127.0.0.1:${workerPort}/readyz`, 120_000);
     children.push(worker);
     for (const child of [api, database.child, worker]) resetPeakRss(child);
     const importHeaders = { Authorization: `Bearer ${importKey}`, 'Content-Type': 'application/json' };
