@@ -107,7 +107,7 @@ describe('import jobs run by the worker, from each source', function () {
       const links = await allLinks(key);
       const launch = expectImportedCase(c, links);
       // The source's created date, and what the link keeps of its origin (its click total a historical figure).
-      const stored = await tenants.client.db(mongo.dbName).collection('links').findOne({ _id: launch!.id as never });
+      const stored = await tenants.client.db(mongo.dbName).collection('links').findOne({ _id: launch.id as never });
       expect(stored!.created_at).to.deep.equal(new Date('2025-03-01T09:30:00Z'));
       expect(stored!.imported).to.deep.include({ source: c.source, job_id: job.id });
       if (c.source === 'yourls') expect(stored!.imported.clicks_total).to.equal(12);
