@@ -47,7 +47,7 @@ export async function stopAll(): Promise<void> {
  * Ready when `ready` (a URL) answers below 500, or (a port) accepts a TCP connection. A child that does not become
  * ready is stopped before the error is thrown: the caller never got it, so it could not.
  */
-export async function startChild(script: string, args: string[], env: Record<string, string>, ready: string | number): Promise<ChildProcess> {
+export async function startChild(script: string, args: string[], env: Record<string, string>, ready: string | number, readyWithinMs = 30_000): Promise<ChildProcess> {
   const child = track(
     spawn(process.execPath, [script, ...args], {
       cwd: ROOT,
@@ -56,7 +56,7 @@ export async function startChild(script: string, args: string[], env: Record<str
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     }),
   );
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + readyWithinMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
     if (typeof ready === 'number' ? await accepts(ready) : await answers(ready)) return child;

@@ -1,8 +1,10 @@
 // Links API benchmark: GET /v1/links?limit=50 and POST /v1/links against the api process on devdb, beside node:http
 // and Koa answering the same page (the floor), and the cost of validating one link body with every optional block
 // filled (in this process, no I/O). The write path: links/s through POST /v1/links/bulk (calls of 100, a few at a
-// time) beside 20 concurrent single POST /v1/links in the same rounds, and the seeding of the workspace (BENCH_LINKS,
-// 100,000 links by bulk calls) timed as an import, with the peak RSS of the api and devdb.
+// time) beside 20 concurrent single POST /v1/links in the same rounds, the seeding of the workspace (BENCH_LINKS,
+// 100,000 links by bulk calls) timed as an import by hand, with the peak RSS of the api and devdb; and last, an import
+// job of as many links (BENCH_IMPORT_LINKS) run by a worker process from one of our CSV exports, timed from its
+// creation to its end, with the peak RSS of the worker, the api and devdb over the job.
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
@@ -10,7 +12,7 @@ import { MongoClient, type Document, type IndexSpecification } from 'mongodb';
 import { bodyValidator } from '../src/http/validation.ts';
 import { LinkCreateSchema } from '../src/links/link.schemas.ts';
 import { natsPrefix, NATS_URL } from '../test/helpers/env.ts';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { benchDatabase, cpuSecondsOf, freePort, median, startChild, stopChild } from './harness.ts';
 
 /** Links per bulk call, and calls in flight at once, in the bulk rows. */
@@ -18,6 +20,25 @@ const BULK_SIZE = 100;
 const BULK_CONCURRENCY = 4;
 /** Concurrent single creates beside them. */
 const SINGLE_CONNECTIONS = 20;
+
+/** The api seals an import job's file, the worker opens it: one key for both. */
+const BENCH_SECRET = 'links-bench-secret-key-0123456789abcdef';
+
+/** Starts a new peak for `peakRssMb` (Linux: writing 5 to clear_refs resets VmHWM to the current RSS). */
+function resetPeakRss(child: ChildProcess): void {
+  writeFileSync(`/proc/${child.pid}/clear_refs`, '5');
+}
+
+/**
+ * Our CSV export of `count` links on the exporting instance's default domain, as the `csv` import source reads it:
+ * the columns an import needs only, so that 100,000 rows (about 7 MB) stay, sealed in the job, under a document's
+ * 16 MB (a 12 MB file with titles and dates did not).
+ */
+function exportFile(count: number): string {
+  let text = 'id,domain_id,domain,slug,url\r\n';
+  for (let i = 0; i < count; i++) text += `lnk_i${i},dom_default,old.example,imp-${i},https://example.com/i/${i}\r\n`;
+  return text;
+}
 
 /** Peak resident memory of a child so far (VmHWM), in MB. */
 function peakRssMb(child: ChildProcess): number {
@@ -120,8 +141,11 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
   try {
     const { key } = await database.aWorkspace('bench');
     const { key: taggedKey } = await database.aWorkspace('bench-tagged');
+    const { key: importKey } = await database.aWorkspace('bench-import');
     await database.close();
-    const api = await startChild('src/main/run.ts', ['api'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: 'info', ...profile }, `http://127.0.0.1:${apiPort}/readyz`);
+    const prefix = natsPrefix();
+    // The import job's file travels in its JSON body: room for it (about 9 MB for 100,000 links).
+    const api = await startChild('src/main/run.ts', ['api'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: prefix, LOG_LEVEL: 'info', SECRET_KEY: BENCH_SECRET, BODY_LIMIT_BYTES: String(32 * 1_048_576), ...profile }, `http://127.0.0.1:${apiPort}/readyz`, 120_000);
     children.push(api);
     const base = `http://127.0.0.1:${apiPort}/v1`;
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
@@ -169,7 +193,7 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
       const copyStart = Date.now();
       await copyDatabase(mongoUri, baselineUri, 'linkplane_bench');
       console.error(`copied the database to the baseline's devdb in ${Math.round((Date.now() - copyStart) / 1000)} s`);
-      baselineApi = await startChild(join(baselineRoot, 'src/main/run.ts'), ['api'], { NODE_ENV: 'test', MONGODB_URI: baselineUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(baselinePort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: 'info' }, `http://127.0.0.1:${baselinePort}/readyz`);
+      baselineApi = await startChild(join(baselineRoot, 'src/main/run.ts'), ['api'], { NODE_ENV: 'test', MONGODB_URI: baselineUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(baselinePort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: prefix, LOG_LEVEL: 'info' }, `http://127.0.0.1:${baselinePort}/readyz`);
       children.push(baselineApi);
     }
     // The floor under the list: node:http answering the first page's bytes, and Koa serialising the same document.
@@ -270,7 +294,42 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
       bulk_over_single_per_link: Math.round(median(bulkRows.map((r, i) => r.rps / Math.max(1, singleRows[i]!.rps))) * 10) / 10,
     };
     console.error(`write path: bulk ${writePath.bulk_links_per_second} links/s, single ${writePath.single_links_per_second} links/s, ratio ${writePath.bulk_over_single_per_link}`);
-    return { database: 'devdb (src/devdb, separate process)', links_in_workspace: total, write_path: writePath, import_simulation: importSimulation, response_bytes: Buffer.byteLength(page), median_rps: Object.fromEntries(medians), median_cpu_per_request: cpu, rows, validation: validationCost() };
+
+    // An import job of BENCH_IMPORT_LINKS links run by a worker process, from our own CSV export (500 rows a batch):
+    // from POST /v1/imports to the job's end, polled every 250 ms; peak RSS of the three processes over the job.
+    const importLinks = Number(process.env.BENCH_IMPORT_LINKS ?? 100_000);
+    const workerPort = await freePort();
+    const worker = await startChild('src/main/run.ts', ['worker'], { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', WORKER_PORT: String(workerPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: prefix, LOG_LEVEL: 'info', SECRET_KEY: BENCH_SECRET, IMPORT_POLL_MS: '100', ...profile }, `http://127.0.0.1:${workerPort}/readyz`, 120_000);
+    children.push(worker);
+    for (const child of [api, database.child, worker]) resetPeakRss(child);
+    const importHeaders = { Authorization: `Bearer ${importKey}`, 'Content-Type': 'application/json' };
+    const importStart = Date.now();
+    const created = await fetch(`${base}/imports`, { method: 'POST', headers: importHeaders, body: JSON.stringify({ source: 'csv', file: exportFile(importLinks) }) }).catch((error: unknown) => {
+      throw new Error(`starting the import: the api closed the connection (a body over BODY_LIMIT_BYTES?): ${String(error)}`);
+    });
+    if (created.status !== 202) throw new Error(`starting the import: ${created.status} ${await created.text()}`);
+    const jobId = ((await created.json()) as { id: string }).id;
+    type Job = { status: string; done: number; created: number; failed: number; skipped: number; error: unknown };
+    let job: Job;
+    for (;;) {
+      job = (await (await fetch(`${base}/imports/${jobId}`, { headers: importHeaders })).json()) as Job;
+      if (!['queued', 'running'].includes(job.status)) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const importSeconds = (Date.now() - importStart) / 1000;
+    if (job.status !== 'succeeded' || job.created !== importLinks) throw new Error(`the import job ended ${JSON.stringify(job)}`);
+    const importJob = {
+      links: importLinks,
+      source: 'csv (500 rows a batch)',
+      seconds: Math.round(importSeconds * 10) / 10,
+      links_per_second: Math.round(importLinks / importSeconds),
+      worker_peak_rss_mb: peakRssMb(worker),
+      api_peak_rss_mb: peakRssMb(api),
+      devdb_peak_rss_mb: peakRssMb(database.child),
+      load_average: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
+    };
+    console.error(`import job: ${importLinks} links in ${importJob.seconds} s (${importJob.links_per_second} links/s), peak RSS worker ${importJob.worker_peak_rss_mb} MB api ${importJob.api_peak_rss_mb} MB devdb ${importJob.devdb_peak_rss_mb} MB load ${importJob.load_average}`);
+    return { database: 'devdb (src/devdb, separate process)', links_in_workspace: total, write_path: writePath, import_simulation: importSimulation, import_job: importJob, response_bytes: Buffer.byteLength(page), median_rps: Object.fromEntries(medians), median_cpu_per_request: cpu, rows, validation: validationCost() };
   } finally {
     for (const child of children.reverse()) await stopChild(child);
   }

@@ -144,11 +144,42 @@ const Echo = {
   bots: StringEnum(BOTS),
 };
 
+/** Click totals other services reported for links imported from them: beside the counted clicks, never inside. */
+export const ImportedClicksSchema = Nullable(
+  Type.Object(
+    {
+      total: Type.Integer({ minimum: 0, description: 'The sum of the click totals the sources reported for the selected links when they were imported' }),
+      links: Type.Integer({ minimum: 0, description: 'The selected links that came with a click total' }),
+      sources: Type.Array(
+        Type.Object(
+          {
+            source: Type.String({ description: 'The import source (`bitly`, `dub`, `shlink`…), as `imported.source` of the link' }),
+            clicks: Type.Integer({ minimum: 0 }),
+            links: Type.Integer({ minimum: 0 }),
+            last_imported_at: DateTime({ description: 'When the latest of these links was imported' }),
+          },
+          closed,
+        ),
+        { description: 'Per source, most clicks first' },
+      ),
+    },
+    closed,
+  ),
+  {
+    description:
+      'Historical click totals of imported links, as their source reported them at import (`imported.clicks_total` of each link), summed ' +
+      'over the links the link filters select. Shown apart because they are not clicks counted here: they are in none of the other figures, ' +
+      'have no date, so they do not depend on the range (nor the previous period), and have no visitor, so they cannot be filtered by one: ' +
+      'null when a visitor filter is given. With no imported totals: `total` 0 and no sources.',
+  },
+);
+
 export const SummarySchema = Type.Object(
   {
     ...Echo,
     ...Figures,
     unique_visitors_error: UniquesError,
+    imported_clicks: ImportedClicksSchema,
     previous: Type.Object({ start: Type.String(), end: Type.String(), ...Figures }, { ...closed, description: 'The same figures for the period of equal length just before' }),
   },
   closed,

@@ -19,7 +19,7 @@ import { fromClickDoc } from './raw-click.ts';
 import { readRowClick, type RowClick } from './export-bson.ts';
 import { isoInZone } from './time.ts';
 import type { Resolved } from './query.ts';
-import { LEASE_MS, type ExportSlots } from './export-slots.ts';
+import { LEASE_MS, type ExportSlots } from '../platform/export-slots.ts';
 import { CsvCells, UNPARSE, type CsvValue } from '../platform/csv.ts';
 
 export { CsvCells, UNPARSE, type CsvValue };

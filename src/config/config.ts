@@ -155,6 +155,8 @@ export interface Config {
   };
   /** Destinations refused on every URL field of a link (LINK_BLOCKLIST_HOSTS, LINK_BLOCKLIST_FILE). */
   readonly linkBlocklist: Blocklist;
+  /** Links exports (GET /links/export) of a workspace running at once, across API pods (LINK_EXPORTS_PER_WORKSPACE). */
+  readonly linkExportsPerWorkspace: number;
   /** The dashboard: where its build is served from, sessions, sign-in limits, and the optional identity provider. */
   readonly dashboard: {
     /** The built single-page app (web/dist), served under /dashboard/. */
@@ -530,6 +532,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       clickWaitMs: r.int('CONVERSION_CLICK_WAIT_MS', 5_000, 0, 60_000),
     },
     linkBlocklist,
+    linkExportsPerWorkspace: r.int('LINK_EXPORTS_PER_WORKSPACE', 2, 1, 100),
     dashboard: {
       dir: r.string('DASHBOARD_DIR', join(repositoryRoot(), 'web', 'dist')),
       sessionIdleMs: r.int('SESSION_IDLE_TIMEOUT_MS', 12 * 3_600_000, 60_000, 30 * 86_400_000),

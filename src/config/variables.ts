@@ -66,6 +66,7 @@ export const ENV_VARIABLES: Record<EnvSection, readonly EnvVariable[]> = {
     { names: ["ANALYTICS_ROLLUPS"], meaning: "count clicks into the analytics rollups (off only to measure their cost; `linkplane analytics rebuild` catches up)" },
     { names: ["ANALYTICS_SETTLE_INTERVAL_MS"], meaning: "worker: how often the parts of rollup buckets that ended (5 minutes ago or more) are merged into one each" },
     { names: ["ANALYTICS_EXPORTS_PER_WORKSPACE"], meaning: "CSV exports of a workspace running at once, across API pods" },
+    { names: ["LINK_EXPORTS_PER_WORKSPACE"], meaning: "links exports (`GET /v1/links/export`) of a workspace running at once, across API pods; one more answers 429 `rate_limited` with `Retry-After`" },
     { names: ["ANALYTICS_PART_CACHE_MB"], meaning: "api: bytes of analytics rollup parts (7/8) and of unique-visitor estimates worked out from them (1/8) kept from one query to the next (least recently used out first; 0 turns both off)" },
     { names: ["DOMAINS_KUBE"], default: "`kubeconfig` if `KUBECONFIG` is set, `in-cluster` in a pod (`KUBERNETES_SERVICE_HOST` set), else `off`", meaning: "where the api creates `Domain` objects; `off` without `ACME_DIRECTORY_URL`: connecting a domain answers 503 `not_configured`" },
     { names: ["DOMAIN_NAMESPACE"], default: "`POD_NAMESPACE` or `linkplane`", meaning: "namespace of `Domain` objects" },

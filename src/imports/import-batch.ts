@@ -6,16 +6,15 @@
 // before it is written, and marked created after. A run that finds a pending claim looks for the link at that domain
 // and slug: one the import wrote (it carries the source id, or was created after the claim) is adopted, else the
 // claim is dropped and the link written now.
-import type { AnyBulkWriteOperation, Collection } from 'mongodb';
+import type { Collection } from 'mongodb';
 import { MongoBulkWriteError, type WriteError } from 'mongodb';
-import { AppError, PlanRestrictedError } from '../platform/errors.ts';
+import { AppError, QuotaExceededError } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import type { Principal } from '../tenancy/principal.ts';
-import { requireCapabilities } from '../tenancy/principal.ts';
 import type { LinkService } from '../links/link.service.ts';
 import type { LinkDoc } from '../links/link.store.ts';
 import type { LabelDoc, LabelStore } from '../links/label.store.ts';
-import { capabilitiesUsed, generateSlug } from '../links/link.prepare.ts';
+import { generateSlug } from '../links/link.prepare.ts';
 import type { ImportedLink, SourcePage } from './source.ts';
 import type { ImportDomains } from './import-domains.ts';
 import { mapLink, rowErrorOf, suffixed, tagNamesOf, type MappedLink } from './import-mapping.ts';
@@ -28,17 +27,12 @@ const CLASH_ATTEMPTS = 5;
 /** Rows of a batch are numbered batch × this + index, so errors list in source order. */
 const ROWS_PER_BATCH = 1_000_000;
 
-/** What the link keeps of its origin (not part of the API's link; read by exports and analytics). */
-export interface LinkImportMark {
-  source: string;
-  source_id: string;
-  job_id: string;
-  /** The source's total clicks, a historical figure: never turned into raw clicks. */
-  clicks_total: number | null;
-  at: Date;
+/** A dry run's account across its batches: the domain + slug pairs it would take, the links quota it has left. */
+export interface DryRunState {
+  taken: Set<string>;
+  /** Links the plan would still allow; null until the first row needs it. */
+  remaining: number | null;
 }
-
-type ImportedLinkFields = LinkDoc & { imported?: LinkImportMark };
 
 export interface BatchDeps {
   store: ImportStore;
@@ -71,14 +65,14 @@ export class ImportBatch {
   private readonly job: ImportJobDoc;
   private readonly outcome: BatchOutcome = { created: 0, skipped: 0, failed: 0, errors: [] };
   private readonly batch: number;
-  /** Domain + slug pairs a dry run would have taken already (a clash between two rows of the import). */
-  private readonly dryRunTaken: Set<string>;
+  /** What a dry run has counted so far, across its batches. */
+  private readonly dryRunState: DryRunState;
 
-  constructor(deps: BatchDeps, job: ImportJobDoc, dryRunTaken: Set<string>) {
+  constructor(deps: BatchDeps, job: ImportJobDoc, dryRunState: DryRunState) {
     this.d = deps;
     this.job = job;
     this.batch = job.batches;
-    this.dryRunTaken = dryRunTaken;
+    this.dryRunState = dryRunState;
   }
 
   async run(page: SourcePage): Promise<BatchOutcome> {
@@ -91,7 +85,7 @@ export class ImportBatch {
     }
     if (this.job.dry_run) {
       await this.markExistingTaken(page);
-      this.dryRun(candidates);
+      await this.dryRun(candidates);
     } else {
       await this.write(candidates);
     }
@@ -124,8 +118,7 @@ export class ImportBatch {
   /** A pending claim left by a run that died: true when its link was written (now marked), else the claim is dropped. */
   private async adopt(claim: ImportedLinkDoc): Promise<boolean> {
     const { linkDocs, store } = this.d;
-    const docs = linkDocs as unknown as Collection<ImportedLinkFields>;
-    const link = await docs.findOne({ workspace_id: claim.workspace_id, domain_id: claim.domain_id, slug: claim.slug });
+    const link = await linkDocs.findOne({ workspace_id: claim.workspace_id, domain_id: claim.domain_id, slug: claim.slug });
     if (link && (link.imported?.source_id === claim.source_id || link.created_at >= claim.at)) {
       await store.imported.updateOne({ _id: claim._id }, { $set: { state: 'created', link_id: link._id, job_id: this.job._id } });
       return true;
@@ -151,22 +144,39 @@ export class ImportBatch {
     }
   }
 
-  private dryRun(candidates: readonly Candidate[]): void {
-    for (const c of candidates) {
-      try {
-        const { utm: _utm, password, ...content } = c.mapped.input;
-        requireCapabilities(this.d.principal, capabilitiesUsed(content, password !== undefined && password !== null));
-      } catch (error) {
-        if (!(error instanceof PlanRestrictedError)) throw error;
-        this.fail(c.index, c.link.sourceId, rowErrorOf(error), c.slug, c.link.domain);
+  /**
+   * A dry run refuses what the write would: every check of the links service that needs no write (plan, references,
+   * the destination blocklist, redirect loops), a slug taken here or by an earlier row, and the links quota (what
+   * the plan has left, less the rows the dry run counted already).
+   */
+  private async dryRun(candidates: readonly Candidate[]): Promise<void> {
+    const state = this.dryRunState;
+    // A domain the import would connect does not exist yet: its rows are checked on the default domain (the checks
+    // that depend on the domain, the slug and its custom-domain capability, are made apart).
+    const inputs = candidates.map((c) => {
+      if (!c.domainId.startsWith('dry-run:')) return c.mapped.input;
+      const { domain_id: _domain, ...input } = c.mapped.input;
+      return input;
+    });
+    const checks = await this.d.links.checkMany(this.d.principal, inputs);
+    for (const [i, c] of candidates.entries()) {
+      const refused = checks[i];
+      if (refused) {
+        this.fail(c.index, c.link.sourceId, rowErrorOf(refused), c.slug, c.link.domain);
         continue;
       }
       const key = `${c.domainId}/${c.slug}`;
-      if (this.dryRunTaken.has(key) && !c.mapped.generatedSlug && this.job.on_slug_clash === 'error') {
+      if (state.taken.has(key) && !c.mapped.generatedSlug && this.job.on_slug_clash === 'error') {
         this.fail(c.index, c.link.sourceId, { code: 'conflict', message: `The slug "${c.slug}" is already taken.` }, c.slug, c.link.domain);
         continue;
       }
-      this.dryRunTaken.add(key);
+      state.remaining ??= await this.d.links.linksRemaining(this.d.principal);
+      if (state.remaining <= 0) {
+        this.fail(c.index, c.link.sourceId, rowErrorOf(new QuotaExceededError('links', this.d.principal.plan.limits.links)), c.slug, c.link.domain);
+        continue;
+      }
+      state.remaining--;
+      state.taken.add(key);
       this.outcome.created++;
     }
   }
@@ -176,20 +186,26 @@ export class ImportBatch {
     const slugs = page.links.map((l) => l.slug).filter((s): s is string => s !== null);
     if (slugs.length === 0) return;
     const taken = await this.d.linkDocs.find({ slug: { $in: slugs } }, { projection: { domain_id: 1, slug: 1 } }).toArray();
-    for (const link of taken) this.dryRunTaken.add(`${link.domain_id}/${link.slug}`);
+    for (const link of taken) this.dryRunState.taken.add(`${link.domain_id}/${link.slug}`);
   }
 
   private async write(candidates: Candidate[]): Promise<void> {
     const claimed = await this.claim(candidates);
     let todo = claimed;
     for (let attempt = 0; todo.length > 0; attempt++) {
-      const result = await this.d.links.createMany(this.d.principal, todo.map((c) => c.mapped.input));
+      // Each link is written with its origin (the import mark, its source's creation date) in the same write.
+      const at = this.d.now();
+      const origins = todo.map((c) => ({
+        imported: { source: this.job.source, source_id: c.link.sourceId, job_id: this.job._id, clicks_total: c.link.clicksTotal, at },
+        created_at: c.link.createdAt,
+      }));
+      const result = await this.d.links.importMany(this.d.principal, todo.map((c) => c.mapped.input), origins);
       const retry: Candidate[] = [];
       const created: Array<{ c: Candidate; id: string }> = [];
-      for (const item of result.data) {
+      for (const item of result) {
         const c = todo[item.index]!;
-        if (item.status === 'created') {
-          created.push({ c, id: item.link.id });
+        if ('id' in item) {
+          created.push({ c, id: item.id });
           continue;
         }
         const clash = item.error.code === 'conflict' && (c.mapped.generatedSlug || this.job.on_slug_clash === 'suffix');
@@ -198,7 +214,7 @@ export class ImportBatch {
           c.mapped = { ...c.mapped, input: { ...c.mapped.input, slug } };
           retry.push(c);
         } else {
-          this.fail(c.index, c.link.sourceId, { code: item.error.code, message: item.error.message }, c.mapped.input.slug ?? null, c.link.domain);
+          this.fail(c.index, c.link.sourceId, rowErrorOf(item.error), c.mapped.input.slug ?? null, c.link.domain);
           await this.d.store.imported.deleteOne({ workspace_id: this.d.principal.workspace._id, source: this.job.source, source_id: c.link.sourceId, state: 'pending' });
         }
       }
@@ -250,21 +266,10 @@ export class ImportBatch {
     return candidates.filter((_, i) => !refused.has(i));
   }
 
-  /** The created links get their source's date and click total, then their claims are marked created. */
+  /** The claims of the created links (written with their origin) are marked created. */
   private async markCreated(created: ReadonlyArray<{ c: Candidate; id: string }>): Promise<void> {
     if (created.length === 0) return;
     const workspaceId = this.d.principal.workspace._id;
-    const at = this.d.now();
-    const linkUpdates: AnyBulkWriteOperation<ImportedLinkFields>[] = created.map(({ c, id }) => {
-      const mark: LinkImportMark = { source: this.job.source, source_id: c.link.sourceId, job_id: this.job._id, clicks_total: c.link.clicksTotal, at };
-      return {
-        updateOne: {
-          filter: { _id: id, workspace_id: workspaceId },
-          update: { $set: { imported: mark, ...(c.link.createdAt ? { created_at: c.link.createdAt } : {}) } },
-        },
-      };
-    });
-    await (this.d.linkDocs as unknown as Collection<ImportedLinkFields>).bulkWrite(linkUpdates, { ordered: false });
     await this.d.store.imported.bulkWrite(
       created.map(({ c, id }) => ({
         updateOne: {

@@ -22,7 +22,7 @@ import type { SecretBox } from '../webhooks/secret-box.ts';
 import { SourceError, type SourceDeps, type SourceHttp } from './source.ts';
 import { SOURCE_FACTORIES } from './source-registry.ts';
 import { ImportDomains } from './import-domains.ts';
-import { ImportBatch } from './import-batch.ts';
+import { ImportBatch, type DryRunState } from './import-batch.ts';
 import { openCredentials } from './import.service.ts';
 import type { ImportJobDoc, ImportStore } from './import.store.ts';
 
@@ -123,11 +123,11 @@ export class ImportRunner {
         mode: job.domains,
         dryRun: job.dry_run,
       });
-      const dryRunTaken = new Set<string>();
+      const dryRunState: DryRunState = { taken: new Set<string>(), remaining: null };
       for (;;) {
         if (signal.aborted || !(await lease.acquire())) return;
         const page = await source.page(job.cursor, signal);
-        const batch = new ImportBatch({ store: this.d.store, links: this.d.links, linkDocs: this.d.linkDocs, tags: this.d.tags, domains, principal, now: this.now }, job, dryRunTaken);
+        const batch = new ImportBatch({ store: this.d.store, links: this.d.links, linkDocs: this.d.linkDocs, tags: this.d.tags, domains, principal, now: this.now }, job, dryRunState);
         const outcome = await batch.run(page);
         const committed = await this.d.store.commitBatch(id, { ...outcome, cursor: page.next, total: page.total ?? job.total, last: page.next === null }, this.now());
         if (!committed || page.next === null) return;

@@ -39,6 +39,7 @@ export const LINK_EXPORT_COLUMNS = [
   'destination_preview',
   'archived',
   'moderation',
+  'imported',
   'created_at',
   'updated_at',
 ] as const satisfies ReadonlyArray<keyof LinkExportLine>;

@@ -91,20 +91,24 @@ export function linkRoutes(links: LinkService): RouteSpec[] {
         '`ab_test`, `rules`, `mobile`, `rotator`, `preview`, `destination_preview`, `moderation`) are their JSON, an empty cell is null. Cells starting with `=`, `+`, `-`, ' +
         '`@`, a tab or a carriage return (after any `\'`s) are prefixed with `\'` so a spreadsheet shows them as text: drop one leading ' +
         '`\'` from such a cell to read it back. Passwords are never exported (`has_password` only). Importing either file into another ' +
-        'workspace (import source `csv`) recreates the links.',
+        'workspace (import source `csv`) recreates the links. At most `LINK_EXPORTS_PER_WORKSPACE` (2 by default) exports of a workspace ' +
+        'run at once, across API replicas: one more answers 429 `rate_limited` with `Retry-After` (the seconds until a running one may ' +
+        'end its hold; a running export holds its place until its stream closes).',
       auth: read,
+      errors: ['rate_limited'],
       query: LinkExportQuerySchema,
       responses: [
         { status: 200, description: 'The links as CSV', contentType: 'text/csv', schema: Type.String({ description: 'RFC 4180 CSV: a header row, then one row per link' }) },
         { status: 200, description: 'The links as JSON Lines', contentType: 'application/x-ndjson', schema: LinkExportLineSchema },
       ],
-      handler: (ctx, { query }) => {
+      handler: async (ctx, { query }) => {
         const principal = workspaceOf(ctx);
+        const body = await links.export(principal, query.format);
         ctx.status = 200;
         ctx.type = query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
         ctx.set('Content-Disposition', `attachment; filename="links-${principal.workspace._id}.${query.format}"`);
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = links.export(principal, query.format);
+        ctx.body = body;
       },
     }),
     route({

@@ -291,6 +291,29 @@ export type QrQuery = Static<typeof QrQuerySchema>;
 export const TagRefSchema = Type.Object({ id: Type.String(), name: Type.String(), color: Nullable(Type.String()) }, closed);
 export type TagRef = Static<typeof TagRefSchema>;
 
+/** Where an imported link came from (null on a link created here), with the click total its source reported. */
+export const LinkImportedSchema = Nullable(
+  Type.Object(
+    {
+      source: Type.String({ description: 'The import source: `bitly`, `dub`, `shlink`, `shlink_csv`, `kutt`, `yourls`, `rebrandly`, `shortio` or `csv`' }),
+      source_id: Type.String({ description: 'The source\'s own id of the link' }),
+      job_id: Type.String({ description: 'The import job that created the link (GET /imports/{id})' }),
+      clicks_total: Nullable(
+        Type.Integer({ minimum: 0 }),
+        {
+          description:
+            'The total clicks the source reported for the link when it was imported: a historical figure, never counted as clicks here ' +
+            '(analytics count from zero; GET /analytics/summary shows these totals apart as `imported_clicks`). null: the source gave none',
+        },
+      ),
+      imported_at: DateTime({ description: 'When the import created the link' }),
+    },
+    closed,
+  ),
+  { description: 'Set when an import job created the link: its origin and the click total its source reported; null for a link created here' },
+);
+export type LinkImported = Static<typeof LinkImportedSchema>;
+
 export const LinkSchema = Type.Object(
   {
     id: Type.String(),
@@ -339,6 +362,7 @@ export const LinkSchema = Type.Object(
       ),
       { description: 'Set by resolving an abuse report (POST /reports/{id}/resolve): `warned` shows visitors a warning page first; `disabled` answers 410' },
     ),
+    imported: LinkImportedSchema,
     created_at: DateTime(),
     updated_at: DateTime(),
   },

@@ -2,14 +2,15 @@ import type { Readable } from 'node:stream';
 import type { ClientSession, MongoClient } from 'mongodb';
 import { inTransaction } from '../platform/mongo.ts';
 import { newId } from '../platform/ids.ts';
-import { AppError, DuplicateKeyError, NotFoundError, QuotaExceededError } from '../platform/errors.ts';
+import { AppError, DuplicateKeyError, ExportsBusyError, NotFoundError, QuotaExceededError } from '../platform/errors.ts';
+import { LEASE_MS, type ExportSlots } from '../platform/export-slots.ts';
 import type { CacheBus } from '../platform/cache-bus.ts';
 import { requireCapabilities, type Principal } from '../tenancy/principal.ts';
 import type { EventStore, NewEvent } from '../events/event.store.ts';
 import type { EventType } from '../events/event-types.ts';
 import { decodeTimePosition, pageOf, timePosition } from '../http/cursor.ts';
 import { bodyValidator } from '../http/validation.ts';
-import type { LinkDoc, LinkStore } from './link.store.ts';
+import type { LinkDoc, LinkImportMark, LinkStore } from './link.store.ts';
 import type { LinkEventData } from './link.schemas.ts';
 import type { QuotaStore } from './quota.store.ts';
 import type { LabelDoc, LabelStore } from './label.store.ts';
@@ -39,6 +40,8 @@ export interface LinkServiceDeps {
   onEvent?: () => void;
   /** Link safety: destinations refused on every URL field (config LINK_BLOCKLIST_*). */
   blocklist?: Blocklist;
+  /** Caps the links exports of a workspace running at once (across API pods); none: no cap. */
+  exportSlots?: ExportSlots;
 }
 
 export type BulkItem =
@@ -88,16 +91,50 @@ export class LinkService {
    * transaction.
    */
   async createMany(principal: WorkspacePrincipal, inputs: readonly LinkCreate[]): Promise<{ data: BulkItem[]; created: number; failed: number }> {
-    const results: Array<BulkItem | undefined> = inputs.map(() => undefined);
+    const { outcomes, docs } = await this.writeMany(principal, inputs);
+    const links = await this.views(docs);
+    const byId = new Map(links.map((link) => [link.id, link]));
+    const data: BulkItem[] = outcomes.map((o) =>
+      'id' in o ? { index: o.index, status: 'created', link: byId.get(o.id)! } : { index: o.index, status: 'failed', error: { code: o.error.code, message: o.error.message, ...(o.error.details ? { details: o.error.details } : {}) } },
+    );
+    const created = docs.length;
+    return { data, created, failed: data.length - created };
+  }
+
+  /**
+   * createMany for an import: each link gets what it keeps of its origin (`imported`, and its source's creation
+   * date) in the same write, and the answer is the new ids only (an import never shows the links it writes).
+   */
+  async importMany(
+    principal: WorkspacePrincipal,
+    inputs: readonly LinkCreate[],
+    origins: ReadonlyArray<{ imported: LinkImportMark; created_at: Date | null }>,
+  ): Promise<Array<{ index: number; id: string } | { index: number; error: AppError }>> {
+    return (await this.writeMany(principal, inputs, origins)).outcomes;
+  }
+
+  /** The bulk write: checks, slugs settled in one read per domain and round, one quota take, one transaction. */
+  private async writeMany(
+    principal: WorkspacePrincipal,
+    inputs: readonly LinkCreate[],
+    origins?: ReadonlyArray<{ imported: LinkImportMark; created_at: Date | null }>,
+  ): Promise<{ outcomes: Array<{ index: number; id: string } | { index: number; error: AppError }>; docs: LinkDoc[] }> {
+    const outcomes: Array<{ index: number; id: string } | { index: number; error: AppError } | undefined> = inputs.map(() => undefined);
     const fail = (index: number, error: AppError) => {
-      results[index] = { index, status: 'failed', error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } };
+      outcomes[index] = { index, error };
     };
     const lookups = await batchLookups(principal, inputs.map(({ utm: _utm, password: _password, ...content }) => content), this.d);
     const prepared: BatchRow[] = [];
     await Promise.all(
       inputs.map(async (input, index) => {
         try {
-          prepared.push({ index, doc: await this.prepare(principal, input, lookups), chosen: input.slug !== undefined });
+          const doc = await this.prepare(principal, input, lookups);
+          const origin = origins?.[index];
+          if (origin) {
+            doc.imported = origin.imported;
+            if (origin.created_at) doc.created_at = origin.created_at;
+          }
+          prepared.push({ index, doc, chosen: input.slug !== undefined });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           fail(index, error);
@@ -131,16 +168,36 @@ export class LinkService {
       throw error;
     }
     if (granted > rows.length) await this.d.quota.releaseLinks(principal.workspace._id, granted - rows.length);
-    if (rows.length > 0) {
-      await this.broadcast(...rows.map((r) => r.doc));
-      const links = await this.views(rows.map((r) => r.doc));
-      rows.forEach((row, i) => {
-        results[row.index] = { index: row.index, status: 'created', link: links[i]! };
-      });
-    }
-    const data = results as BulkItem[];
-    const created = data.filter((d) => d.status === 'created').length;
-    return { data, created, failed: data.length - created };
+    if (rows.length > 0) await this.broadcast(...rows.map((r) => r.doc));
+    for (const row of rows) outcomes[row.index] = { index: row.index, id: row.doc._id };
+    return { outcomes: outcomes as Array<{ index: number; id: string } | { index: number; error: AppError }>, docs: rows.map((r) => r.doc) };
+  }
+
+  /**
+   * What createMany would refuse of each input before writing, without writing: the plan's capabilities, the
+   * references (domain, tags, folder), the destination blocklist and redirect loops. The slug and the quota are left
+   * to the caller (a dry run keeps its own account of both across batches; see `linksRemaining`). null: would pass.
+   */
+  async checkMany(principal: WorkspacePrincipal, inputs: readonly LinkCreate[]): Promise<Array<AppError | null>> {
+    const contents = inputs.map(({ utm: _utm, password: _password, ...content }) => content);
+    const lookups = await batchLookups(principal, contents, this.d);
+    return Promise.all(
+      inputs.map(async (input, index) => {
+        try {
+          requireCapabilities(principal, capabilitiesUsed(contents[index]!, input.password !== undefined && input.password !== null));
+          await checkReferences(principal, contents[index]!, this.d, lookups);
+          return null;
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          return error;
+        }
+      }),
+    );
+  }
+
+  /** Links the workspace may still create under its plan's quota. */
+  async linksRemaining(principal: WorkspacePrincipal): Promise<number> {
+    return Math.max(0, principal.plan.limits.links - (await this.d.quota.linksUsed(principal.workspace._id)));
   }
 
   /**
@@ -251,8 +308,25 @@ export class LinkService {
   }
 
   /** Every link of the workspace with every field, streamed (link.export.ts). */
-  export(principal: WorkspacePrincipal, format: LinkExportFormat): Readable {
-    return exportLinks({ links: this.d.links, tags: this.d.tags, folders: this.d.folders, defaultBaseUrl: this.d.domains.default.baseUrl }, principal.workspace._id, format);
+  /**
+   * Every link of the workspace as a stream. With export slots, the export holds one of the workspace's for as long
+   * as it streams (renewed meanwhile, given back when the stream closes, ended or not): with all taken, 429.
+   */
+  async export(principal: WorkspacePrincipal, format: LinkExportFormat): Promise<Readable> {
+    const workspaceId = principal.workspace._id;
+    const slots = this.d.exportSlots;
+    const slot = slots ? await slots.acquire(workspaceId) : null;
+    if (slot && 'retryAfterSeconds' in slot) throw new ExportsBusyError('links exports', slots!.perWorkspace, slot.retryAfterSeconds);
+    const stream = exportLinks({ links: this.d.links, tags: this.d.tags, folders: this.d.folders, defaultBaseUrl: this.d.domains.default.baseUrl }, workspaceId, format);
+    if (slot) {
+      const renew = setInterval(() => void slot.renew().catch(() => undefined), LEASE_MS / 3);
+      renew.unref();
+      stream.once('close', () => {
+        clearInterval(renew);
+        void slot.release().catch(() => undefined);
+      });
+    }
+    return stream;
   }
 
   private async find(principal: WorkspacePrincipal, id: string): Promise<LinkDoc> {

@@ -40,6 +40,20 @@ export interface LinkDoc {
   ab_last_look?: number;
   /** Set by resolving an abuse report with `warn` or `disable` (src/reports); absent or null: none. */
   moderation?: LinkModeration | null;
+  /** Set when an import job created the link (src/imports); absent: created here. */
+  imported?: LinkImportMark;
+}
+
+/** What a link keeps of its origin when an import created it. */
+export interface LinkImportMark {
+  /** The import source kind (`bitly`, `dub`, `csv`…). */
+  source: string;
+  /** The source's own id of the link. */
+  source_id: string;
+  job_id: string;
+  /** The source's total clicks for the link when it was imported: a historical figure, never turned into raw clicks. */
+  clicks_total: number | null;
+  at: Date;
 }
 
 /** What the worker read from a destination's page: its tags (null when absent), and when. */

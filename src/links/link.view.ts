@@ -33,6 +33,9 @@ export function linkView(doc: LinkDoc, tags: ReadonlyMap<string, LabelDoc>, defa
     moderation: doc.moderation
       ? { state: doc.moderation.state, reason: doc.moderation.reason, report_id: doc.moderation.report_id, at: doc.moderation.at.toISOString() }
       : null,
+    imported: doc.imported
+      ? { source: doc.imported.source, source_id: doc.imported.source_id, job_id: doc.imported.job_id, clicks_total: doc.imported.clicks_total, imported_at: doc.imported.at.toISOString() }
+      : null,
     created_at: doc.created_at.toISOString(),
     updated_at: doc.updated_at.toISOString(),
   };

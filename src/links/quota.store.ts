@@ -55,6 +55,11 @@ export class QuotaStore {
     return 0;
   }
 
+  /** The places taken in the workspace's links quota (its links). */
+  async linksUsed(workspaceId: string): Promise<number> {
+    return (await this.collection.findOne({ _id: workspaceId }))?.links ?? 0;
+  }
+
   async releaseLinks(workspaceId: string, count: number, session?: ClientSession): Promise<void> {
     await this.collection.updateOne({ _id: workspaceId }, { $inc: { links: -count } }, session ? { session } : {});
   }

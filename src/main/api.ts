@@ -164,6 +164,7 @@ export function buildApi(infra: Infra): ApiService {
     bus,
     onEvent: () => infra.outbox.nudge(),
     blocklist: config.linkBlocklist,
+    exportSlots: stores.linkExportSlots,
   });
   const tags = new LabelService(stores.tags, stores.links, 'tag');
   const folders = new LabelService(stores.folders, stores.links, 'folder');

@@ -25,7 +25,7 @@ import { LedgerStore } from '../partner/ledger.store.ts';
 import { ReportStore } from '../reports/report.store.ts';
 import { AlertStore } from '../alerts/alert.store.ts';
 import { RollupStore } from '../analytics/rollup.store.ts';
-import { ExportSlots } from '../analytics/export-slots.ts';
+import { ExportSlots } from '../platform/export-slots.ts';
 import { UserStore } from '../tenancy/user.store.ts';
 import { SessionStore } from '../tenancy/session.store.ts';
 import { MembershipStore } from '../tenancy/membership.store.ts';
@@ -62,6 +62,8 @@ export class Stores {
   readonly alerts: AlertStore;
   readonly rollups: RollupStore;
   readonly exportSlots: ExportSlots;
+  /** Links exports (GET /links/export) running per workspace. */
+  readonly linkExportSlots: ExportSlots;
   readonly users: UserStore;
   readonly sessions: SessionStore;
   readonly memberships: MembershipStore;
@@ -112,7 +114,8 @@ export class Stores {
       secretKey: config.secretKey,
     });
     this.rollups = new RollupStore(db);
-    this.exportSlots = new ExportSlots(db, config.analytics.exportsPerWorkspace);
+    this.exportSlots = new ExportSlots(db, 'analytics_export_slots', config.analytics.exportsPerWorkspace);
+    this.linkExportSlots = new ExportSlots(db, 'link_export_slots', config.linkExportsPerWorkspace);
     this.users = new UserStore(db);
     this.sessions = new SessionStore(db);
     this.memberships = new MembershipStore(db);
@@ -156,6 +159,7 @@ export class Stores {
       this.alerts.ensureIndexes(),
       this.rollups.ensureIndexes(),
       this.exportSlots.ensureIndexes(),
+      this.linkExportSlots.ensureIndexes(),
       this.users.ensureIndexes(),
       this.sessions.ensureIndexes(),
       this.memberships.ensureIndexes(),

@@ -242,6 +242,14 @@ export function liftsAt(now: number, seconds: number): string {
   return `${at.toISOString().slice(11, 16)} UTC`;
 }
 
+/** Every export slot of the workspace is taken (ExportSlots): 429 with the seconds until one may free up. */
+export class ExportsBusyError extends RateLimitedError {
+  constructor(what: string, perWorkspace: number, retryAfterSeconds: number) {
+    super(retryAfterSeconds);
+    this.message = `${perWorkspace} ${what} of this workspace are running already, the most at once; retry in ${retryAfterSeconds} s.`;
+  }
+}
+
 export class SignInRateLimitedError extends RateLimitedError {
   /** `scope` says which limit: "for this account from this address", "from this address", "for this account". */
   constructor(retryAfterSeconds: number, scope = '', now = Date.now()) {

@@ -76,15 +76,19 @@ describe('Dashboard export and import', function () {
 
   it('previews a CSV import, runs it to the end, lists the row that failed, and the links appear in the list', async () => {
     // Our own CSV (docs/importing/export.md), the columns an import needs and a few more; `spring` is taken already.
+    // `moved-one` had been imported into the exporting workspace from Bitly, with its click total there.
+    const origin = JSON.stringify({ source: 'bitly', source_id: 'bit.ly/one', job_id: 'imp_old', clicks_total: 1234, imported_at: '2026-01-01T00:00:00.000Z' }).replaceAll('"', '""');
     const csv = [
-      'id,domain_id,domain,slug,url,title,tags',
-      `lnk_old1,dom_default,${defaultDomain},moved-one,https://example.org/one,Moved one,"[""imported""]"`,
-      `lnk_old2,dom_default,${defaultDomain},moved-two,https://example.org/two,,[]`,
-      `lnk_old3,dom_default,${defaultDomain},spring,https://example.org/clash,,[]`,
+      'id,domain_id,domain,slug,url,title,tags,imported',
+      `lnk_old1,dom_default,${defaultDomain},moved-one,https://example.org/one,Moved one,"[""imported""]","${origin}"`,
+      `lnk_old2,dom_default,${defaultDomain},moved-two,https://example.org/two,,[],`,
+      `lnk_old3,dom_default,${defaultDomain},spring,https://example.org/clash,,[],`,
     ].join('\r\n');
-    await page.getByRole('navigation').getByRole('link', { name: 'Import', exact: true }).click();
+    // The links list's Import CSV opens the Import screen with our CSV chosen: one path for every import.
+    await page.goto(`${dashboard.apiUrl}/dashboard/links`);
+    await page.getByRole('button', { name: 'Import CSV' }).click();
     await page.getByRole('heading', { level: 1, name: 'Import links' }).waitFor();
-    await page.getByLabel('Source', { exact: true }).selectOption({ label: 'Linkplane CSV' });
+    expect(await page.getByLabel('Source', { exact: true }).inputValue()).to.equal('csv');
     await page.getByLabel('Export file').setInputFiles({ name: 'links.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await page.getByText('links.csv:').waitFor();
 
@@ -118,6 +122,14 @@ describe('Dashboard export and import', function () {
     await page.getByRole('link', { name: /\/moved-one$/ }).waitFor();
     await page.getByRole('link', { name: /\/moved-two$/ }).waitFor();
     expect(await page.getByRole('row', { name: /moved-one/ }).textContent()).to.include('Moved one').and.to.include('imported');
+
+    // The click total it came with is shown as imported, on the link and beside (not inside) its analytics.
+    const moved = (await (await fetch(`${dashboard.apiUrl}/v1/links?search=moved-one`, { headers: bearer(key) })).json()) as { data: Array<{ id: string }> };
+    await page.goto(`${dashboard.apiUrl}/dashboard/links/${moved.data[0]!.id}`);
+    expect(await page.getByTestId('link-imported').textContent()).to.match(/^1,234 clicks imported from Linkplane CSV on .+\(counted there before the import; not part of this link's analytics\)$/);
+    await page.goto(`${dashboard.apiUrl}/dashboard/analytics`);
+    expect(await page.getByTestId('imported-csv').textContent()).to.match(/^1,234 clicks imported from Linkplane CSV on .+ \(1 link\)$/);
+    expect(await page.getByTestId('tile-clicks').textContent()).to.equal('0');
   });
 
   it('cancels a running import of a self-hosted service from the screen', async () => {

@@ -1,5 +1,8 @@
 // The Bitly source against a Bitly API v4 test server (test/helpers/import-servers/bitly.ts, which names the
 // reference pages it follows: dev.bitly.com/api-reference, the search_after change note, the rate-limits page).
+// This file reads the source alone. The import of this source through the API and through `linkplane import`, with
+// tags, a custom domain, an expiry and a taken slug (or what the source lacks of these, said and checked absent), is
+// in imports-run.test.ts and imports-cli.test.ts, from the cases of test/helpers/import-cases.ts.
 import { expect } from 'chai';
 import { createBitlySource } from '../../src/imports/sources/bitly.ts';
 import type { SourceOptions } from '../../src/imports/source.ts';

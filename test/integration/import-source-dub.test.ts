@@ -1,5 +1,8 @@
 // The Dub source against a Dub REST API test server (test/helpers/import-servers/dub.ts, which names the reference it
 // follows: Dub's published OpenAPI document, the API introduction and the rate-limits page).
+// This file reads the source alone. The import of this source through the API and through `linkplane import`, with
+// tags, a custom domain, an expiry and a taken slug (or what the source lacks of these, said and checked absent), is
+// in imports-run.test.ts and imports-cli.test.ts, from the cases of test/helpers/import-cases.ts.
 import { expect } from 'chai';
 import { createDubSource } from '../../src/imports/sources/dub.ts';
 import type { SourceOptions } from '../../src/imports/source.ts';

@@ -1,5 +1,8 @@
 // The Kutt reader against a server that speaks Kutt's API v2 as its reference describes it (test/helpers/
 // import-servers/kutt.ts names the reference files), over real HTTP.
+// This file reads the source alone. The import of this source through the API and through `linkplane import`, with
+// tags, a custom domain, an expiry and a taken slug (or what the source lacks of these, said and checked absent), is
+// in imports-run.test.ts and imports-cli.test.ts, from the cases of test/helpers/import-cases.ts.
 import { expect } from 'chai';
 import { SourceError, type SourceOptions } from '../../src/imports/source.ts';
 import { createKuttSource, KUTT_PAGE_SIZE } from '../../src/imports/sources/kutt.ts';

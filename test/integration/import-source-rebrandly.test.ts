@@ -1,5 +1,8 @@
 // The Rebrandly source against a Rebrandly REST API test server (test/helpers/import-servers/rebrandly.ts, which names
 // the reference pages it follows on developers.rebrandly.com and says where they are silent).
+// This file reads the source alone. The import of this source through the API and through `linkplane import`, with
+// tags, a custom domain, an expiry and a taken slug (or what the source lacks of these, said and checked absent), is
+// in imports-run.test.ts and imports-cli.test.ts, from the cases of test/helpers/import-cases.ts.
 import { expect } from 'chai';
 import { createRebrandlySource } from '../../src/imports/sources/rebrandly.ts';
 import { encodeCursor } from '../../src/imports/sources/cursor.ts';

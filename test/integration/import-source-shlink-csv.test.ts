@@ -2,6 +2,9 @@
 // is one, written by hand from github.com/shlinkio/shlink-web-component src/short-urls/helpers/ExportShortUrlsBtn.tsx
 // and @json2csv/plainjs's defaults; shlinkExportCsv writes larger ones) and the "standard CSV" Shlink's importer
 // accepts (github.com/shlinkio/shlink-importer, README).
+// This file reads the source alone. The import of this source through the API and through `linkplane import`, with
+// tags, a custom domain, an expiry and a taken slug (or what the source lacks of these, said and checked absent), is
+// in imports-run.test.ts and imports-cli.test.ts, from the cases of test/helpers/import-cases.ts.
 import { expect } from 'chai';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,8 @@
 // The Short.io source against a Short.io REST API test server (test/helpers/import-servers/shortio.ts, which names the
 // reference it follows: Short.io's OpenAPI document, the list-of-links guide, the official SDK's rate-limit notes).
+// This file reads the source alone. The import of this source through the API and through `linkplane import`, with
+// tags, a custom domain, an expiry and a taken slug (or what the source lacks of these, said and checked absent), is
+// in imports-run.test.ts and imports-cli.test.ts, from the cases of test/helpers/import-cases.ts.
 import { expect } from 'chai';
 import { createShortioSource } from '../../src/imports/sources/shortio.ts';
 import type { SourceOptions } from '../../src/imports/source.ts';

@@ -1,5 +1,8 @@
 // The YOURLS reader against a server that speaks yourls-api.php as YOURLS documents it and its code answers
 // (test/helpers/import-servers/yourls.ts names the reference pages and files), over real HTTP.
+// This file reads the source alone. The import of this source through the API and through `linkplane import`, with
+// tags, a custom domain, an expiry and a taken slug (or what the source lacks of these, said and checked absent), is
+// in imports-run.test.ts and imports-cli.test.ts, from the cases of test/helpers/import-cases.ts.
 import { expect } from 'chai';
 import { SourceError, type SourceOptions } from '../../src/imports/source.ts';
 import { createYourlsSource, YOURLS_PAGE_SIZE } from '../../src/imports/sources/yourls.ts';

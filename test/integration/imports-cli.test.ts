@@ -2,6 +2,9 @@
 // (progress, each row error, the job as it ended); on a terminal, a progress bar redrawn in place.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { testEnv } from '../helpers/env.ts';
 import { startApi, startWorker, type RunningApi, type RunningWorker } from '../helpers/api.ts';
@@ -10,6 +13,8 @@ import { Tenants } from '../helpers/tenants.ts';
 import { callApi } from '../helpers/http.ts';
 import { startDubServer, type DubServer } from '../helpers/import-servers/dub.ts';
 import { runImport } from '../../src/cli/import-command.ts';
+import { startKubeApiServer, type KubeApiServer } from '../helpers/kube-apiserver.ts';
+import { IMPORT_CASES, SHORT_HOST, expectImportedCase, type Link, type ServiceServer } from '../helpers/import-cases.ts';
 
 const TOKEN = 'dub_cli_token';
 
@@ -20,10 +25,24 @@ describe('linkplane import (CLI)', function () {
   let worker: RunningWorker;
   let tenants: Tenants;
   let server: DubServer;
+  let kube: KubeApiServer;
+  let files: string;
+  const servers: ServiceServer[] = [];
 
   before(async () => {
     mongo = await startTestMongo();
-    const env = testEnv(mongo, { IMPORT_ALLOW_PRIVATE_SOURCES: 'true', IMPORT_POLL_MS: '100' });
+    kube = await startKubeApiServer();
+    files = await mkdtemp(join(tmpdir(), 'linkplane-import-cli-'));
+    const env = testEnv(mongo, {
+      SHORT_LINK_BASE_URL: `https://${SHORT_HOST}`,
+      PUBLIC_API_URL: 'https://api.imports.test',
+      DOMAINS_KUBE: 'kubeconfig',
+      KUBECONFIG: kube.kubeconfigFile(),
+      DOMAIN_NAMESPACE: 'linkplane',
+      DOMAIN_CNAME_TARGET: 'ingress.linkplane.test',
+      IMPORT_ALLOW_PRIVATE_SOURCES: 'true',
+      IMPORT_POLL_MS: '100',
+    });
     api = await startApi(env);
     worker = await startWorker(env);
     tenants = await Tenants.open(mongo);
@@ -39,10 +58,13 @@ describe('linkplane import (CLI)', function () {
 
   after(async () => {
     await server?.close();
+    for (const s of servers) await s.close();
     await worker?.stop();
     await api?.stop();
     await tenants?.close();
+    await kube?.stop();
     await mongo?.stop();
+    if (files) await rm(files, { recursive: true, force: true });
   });
 
   async function aKey(): Promise<string> {
@@ -75,6 +97,43 @@ describe('linkplane import (CLI)', function () {
     const rowErrors = lines.filter((l) => l.type === 'row_error');
     expect(rowErrors.map((e) => [e.ref, e.code, e.slug])).to.deep.equal([['c3', 'conflict', 'cli-taken']]);
   });
+
+  // Every source through the real command, as a person would run it: `linkplane import <source> --token … --base-url …`
+  // or `--file …`, against the same accounts as the API run (test/helpers/import-cases.ts).
+  for (const c of IMPORT_CASES) {
+    it(`${c.source}: the command imports tags, the custom domain, the expiry${c.lacks.length ? ` (lacks ${c.lacks.join('; ')})` : ''}, and reports the taken slug`, async () => {
+      const key = await aKey();
+      let domainId: string | undefined;
+      if (c.oldHost) {
+        const domain = await callApi(api.url, 'POST', '/domains', { key, body: { hostname: c.oldHost } });
+        expect(domain.status, JSON.stringify(domain.body)).to.equal(201);
+        domainId = domain.body.id as string;
+        await tenants.client.db(mongo.dbName).collection('domains').updateOne({ _id: domainId as never }, { $set: { status: 'active' } });
+      }
+      const existing = await callApi(api.url, 'POST', '/links', { key, body: { url: 'https://example.com/existing', slug: c.clashSlug, ...(domainId ? { domain_id: domainId } : {}) } });
+      expect(existing.status, JSON.stringify(existing.body)).to.equal(201);
+      const { server: own, body } = await c.start();
+      if (own) servers.push(own);
+
+      const args = ['import', c.source];
+      if (typeof body.token === 'string') args.push('--token', body.token);
+      if (typeof body.base_url === 'string') args.push('--base-url', body.base_url);
+      if (typeof body.file === 'string') {
+        const path = join(files, `${c.source}.csv`);
+        await writeFile(path, body.file);
+        args.push('--file', path);
+      }
+      const { code, stdout, stderr } = await cli(key, ...args);
+      expect(code, stderr || stdout).to.equal(0);
+      const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines.at(-1)).to.deep.include({ type: 'import', status: 'succeeded', created: c.rows - 1, failed: 1, skipped: 0 });
+      expect(lines.filter((l) => l.type === 'row_error').map((e) => [e.code, e.slug])).to.deep.equal([['conflict', c.clashSlug]]);
+
+      const links = ((await callApi(api.url, 'GET', '/links?limit=100', { key })).body as unknown as { data: Link[] }).data;
+      expectImportedCase(c, links);
+      expect(links, 'the existing link, and the rows less the clash').to.have.length(c.rows);
+    });
+  }
 
   it('answers a refused job with the API error envelope on stderr', async () => {
     const key = await aKey();

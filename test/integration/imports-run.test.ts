@@ -10,215 +10,9 @@ import { Tenants } from '../helpers/tenants.ts';
 import { callApi, type Reply } from '../helpers/http.ts';
 import { until } from '../helpers/wait.ts';
 import { startKubeApiServer, type KubeApiServer } from '../helpers/kube-apiserver.ts';
-import { startBitlyServer } from '../helpers/import-servers/bitly.ts';
 import { startDubServer } from '../helpers/import-servers/dub.ts';
-import { startRebrandlyServer } from '../helpers/import-servers/rebrandly.ts';
-import { startShortioServer } from '../helpers/import-servers/shortio.ts';
-import { shlinkExportCsv, startShlinkServer, type ShlinkShortUrlFixture } from '../helpers/import-servers/shlink.ts';
-import { startKuttServer } from '../helpers/import-servers/kutt.ts';
 import { startYourlsServer } from '../helpers/import-servers/yourls.ts';
-
-const SHORT_HOST = 'lnk.imports.test';
-const TOKEN = 'service-token-1';
-const EXPIRY = '2027-03-01T00:00:00.000Z';
-const DEST = 'https://shop.example.com/spring';
-
-/** What the test keeps of a service's test server: a way to close it. */
-interface ServiceServer {
-  close(): Promise<void>;
-}
-
-interface Link {
-  id: string;
-  domain: string;
-  slug: string;
-  url: string;
-  title: string | null;
-  tags: Array<{ name: string }>;
-  expires_at: string | null;
-}
-
-interface Job {
-  id: string;
-  status: string;
-  total: number | null;
-  done: number;
-  created: number;
-  skipped: number;
-  failed: number;
-  error: { code: string; message: string } | null;
-}
-
-/** One source: its server, the job body, and what the import must show. */
-interface Case {
-  source: string;
-  /** The host the import connects (null: the source has one host only, connected beforehand). */
-  newHost: string | null;
-  /** A host connected (and active) before the import, holding the clashing slug; null: the clash is on our default domain. */
-  oldHost: string | null;
-  clashSlug: string;
-  tags: string[];
-  expiry: boolean;
-  /** Rows the source gives in all (the clash included). */
-  rows: number;
-  start(): Promise<{ server: ServiceServer | null; body: Record<string, unknown> }>;
-}
-
-const shlinkUrls = (host: string, old: string): ShlinkShortUrlFixture[] => [
-  { shortCode: 'launch', longUrl: DEST, dateCreated: '2025-03-01T09:30:00+00:00', domain: host, title: 'Spring launch', tags: ['campaign', 'spring'], validUntil: '2027-03-01T00:00:00+00:00' },
-  { shortCode: 'plain', longUrl: 'https://example.com/plain', dateCreated: '2025-03-02T09:30:00+00:00', domain: host },
-  { shortCode: 'taken', longUrl: 'https://example.com/clash', dateCreated: '2025-03-03T09:30:00+00:00', domain: old },
-];
-
-const CASES: Case[] = [
-  {
-    source: 'bitly',
-    newHost: 'go.bitly-import.com',
-    oldHost: null,
-    clashSlug: 'taken-bitly',
-    tags: ['campaign', 'spring'],
-    expiry: true,
-    rows: 3,
-    async start() {
-      const server = await startBitlyServer({
-        token: TOKEN,
-        links: [
-          { id: 'bit.ly/3launch', long_url: DEST, title: 'Spring launch', tags: ['campaign', 'spring'], created_at: '2025-03-01T09:30:00+0000', expiration_at: '2027-03-01T00:00:00+0000', custom_bitlinks: ['https://go.bitly-import.com/launch'] },
-          { id: 'bit.ly/taken-bitly', long_url: 'https://example.com/clash', created_at: '2025-03-02T09:30:00+0000' },
-        ],
-      });
-      return { server, body: { source: 'bitly', token: TOKEN, base_url: server.url } };
-    },
-  },
-  {
-    source: 'dub',
-    newHost: 'go.dub-import.com',
-    oldHost: null,
-    clashSlug: 'taken-dub',
-    tags: ['campaign', 'spring'],
-    expiry: true,
-    rows: 3,
-    async start() {
-      const server = await startDubServer({
-        token: TOKEN,
-        links: [
-          { id: 'link_1', domain: 'go.dub-import.com', key: 'launch', url: DEST, title: 'Spring launch', tags: ['campaign', 'spring'], expiresAt: EXPIRY, createdAt: '2025-03-01T09:30:00.000Z' },
-          { id: 'link_2', domain: 'go.dub-import.com', key: 'plain', url: 'https://example.com/plain', createdAt: '2025-03-02T09:30:00.000Z' },
-          { id: 'link_3', domain: 'dub.sh', key: 'taken-dub', url: 'https://example.com/clash', createdAt: '2025-03-03T09:30:00.000Z' },
-        ],
-      });
-      return { server, body: { source: 'dub', token: TOKEN, base_url: server.url } };
-    },
-  },
-  {
-    source: 'rebrandly',
-    newHost: 'go.rebrandly-import.com',
-    oldHost: null,
-    clashSlug: 'taken-rebrandly',
-    tags: ['campaign', 'spring'],
-    expiry: false,
-    rows: 3,
-    async start() {
-      const server = await startRebrandlyServer({
-        token: TOKEN,
-        links: [
-          { slashtag: 'launch', destination: DEST, title: 'Spring launch', domain: 'go.rebrandly-import.com', tags: ['campaign', 'spring'], createdAt: '2025-03-01T09:30:00.000Z' },
-          { slashtag: 'plain', destination: 'https://example.com/plain', domain: 'go.rebrandly-import.com', createdAt: '2025-03-02T09:30:00.000Z' },
-          { slashtag: 'taken-rebrandly', destination: 'https://example.com/clash', domain: 'rebrand.ly', createdAt: '2025-03-03T09:30:00.000Z' },
-        ],
-      });
-      return { server, body: { source: 'rebrandly', token: TOKEN, base_url: server.url } };
-    },
-  },
-  {
-    source: 'shortio',
-    newHost: 'go.shortio-import.com',
-    oldHost: null,
-    clashSlug: 'taken-shortio',
-    tags: ['campaign', 'spring'],
-    expiry: true,
-    rows: 3,
-    async start() {
-      const server = await startShortioServer({
-        token: TOKEN,
-        domains: ['go.shortio-import.com', 'acme.short.gy'],
-        links: [
-          { domain: 'go.shortio-import.com', path: 'launch', originalURL: DEST, title: 'Spring launch', tags: ['campaign', 'spring'], expiresAt: EXPIRY, createdAt: '2025-03-01T09:30:00.000Z' },
-          { domain: 'go.shortio-import.com', path: 'plain', originalURL: 'https://example.com/plain', createdAt: '2025-03-02T09:30:00.000Z' },
-          { domain: 'acme.short.gy', path: 'taken-shortio', originalURL: 'https://example.com/clash', createdAt: '2025-03-03T09:30:00.000Z' },
-        ],
-      });
-      return { server, body: { source: 'shortio', token: TOKEN, base_url: server.url } };
-    },
-  },
-  {
-    source: 'shlink',
-    newHost: 'go.shlink-import.com',
-    oldHost: 'old.shlink-import.com',
-    clashSlug: 'taken',
-    tags: ['campaign', 'spring'],
-    expiry: true,
-    rows: 3,
-    async start() {
-      const server = await startShlinkServer({ apiKey: TOKEN, shortUrls: shlinkUrls('go.shlink-import.com', 'old.shlink-import.com') });
-      return { server, body: { source: 'shlink', token: TOKEN, base_url: server.url } };
-    },
-  },
-  {
-    source: 'shlink_csv',
-    newHost: 'go.shlink-csv-import.com',
-    oldHost: 'old.shlink-csv-import.com',
-    clashSlug: 'taken',
-    tags: ['campaign', 'spring'],
-    expiry: false,
-    rows: 3,
-    start() {
-      return Promise.resolve({ server: null, body: { source: 'shlink_csv', file: shlinkExportCsv(shlinkUrls('go.shlink-csv-import.com', 'old.shlink-csv-import.com')) } });
-    },
-  },
-  {
-    source: 'kutt',
-    newHost: 'go.kutt-import.com',
-    oldHost: 'old.kutt-import.com',
-    clashSlug: 'taken',
-    tags: [],
-    expiry: true,
-    rows: 3,
-    async start() {
-      const server = await startKuttServer({
-        apiKey: TOKEN,
-        links: [
-          { address: 'launch', target: DEST, description: 'Spring launch', domain: 'go.kutt-import.com', expireIn: EXPIRY, createdAt: '2025-03-01T09:30:00.000Z' },
-          { address: 'plain', target: 'https://example.com/plain', domain: 'go.kutt-import.com', createdAt: '2025-03-02T09:30:00.000Z' },
-          { address: 'taken', target: 'https://example.com/clash', domain: 'old.kutt-import.com', createdAt: '2025-03-03T09:30:00.000Z' },
-        ],
-      });
-      return { server, body: { source: 'kutt', token: TOKEN, base_url: server.url } };
-    },
-  },
-  {
-    source: 'yourls',
-    newHost: null,
-    oldHost: 'old.yourls-import.com',
-    clashSlug: 'taken',
-    tags: [],
-    expiry: false,
-    rows: 3,
-    async start() {
-      const user = { username: 'admin', password: 'correct horse', signature: '1002a612b4' };
-      const server = await startYourlsServer({
-        users: [user],
-        site: 'https://old.yourls-import.com',
-        links: [
-          { keyword: 'launch', url: DEST, title: 'Spring launch', timestamp: '2025-03-01 09:30:00', clicks: 12 },
-          { keyword: 'plain', url: 'https://example.com/plain', timestamp: '2025-03-02 09:30:00' },
-          { keyword: 'taken', url: 'https://example.com/clash', timestamp: '2025-03-03 09:30:00' },
-        ],
-      });
-      return { server, body: { source: 'yourls', token: user.signature, base_url: server.url } };
-    },
-  },
-];
+import { EXPIRY, IMPORT_CASES, SHORT_HOST, TOKEN, expectImportedCase, type Job, type Link, type ServiceServer } from '../helpers/import-cases.ts';
 
 describe('import jobs run by the worker, from each source', function () {
   this.timeout(120_000);
@@ -241,6 +35,7 @@ describe('import jobs run by the worker, from each source', function () {
       DOMAIN_CNAME_TARGET: 'ingress.linkplane.test',
       IMPORT_ALLOW_PRIVATE_SOURCES: 'true',
       IMPORT_POLL_MS: '100',
+      LINK_BLOCKLIST_HOSTS: 'blocked.example',
     });
     api = await startApi(env);
     worker = await startWorker(env);
@@ -297,8 +92,8 @@ describe('import jobs run by the worker, from each source', function () {
     return ((await call(key, 'GET', '/links?limit=100')).body as unknown as { data: Link[] }).data;
   }
 
-  for (const c of CASES) {
-    it(`${c.source}: imports with tags, the custom domain, the expiry; a taken slug is a row error; again, nothing twice`, async () => {
+  for (const c of IMPORT_CASES) {
+    it(`${c.source}: imports with tags, the custom domain, the expiry${c.lacks.length ? ` (lacks ${c.lacks.join('; ')})` : ''}; a taken slug is a row error; again, nothing twice`, async () => {
       const key = await aKey();
       await existingLink(key, c.oldHost, c.clashSlug);
       const { server, body } = await c.start();
@@ -310,15 +105,9 @@ describe('import jobs run by the worker, from each source', function () {
       expect(errors.data.map((e) => [e.code, e.slug])).to.deep.equal([['conflict', c.clashSlug]]);
 
       const links = await allLinks(key);
-      const launchHost = c.newHost ?? c.oldHost!;
-      const launch = links.find((l) => l.slug === 'launch' && l.domain === launchHost);
-      expect(launch, JSON.stringify(links.map((l) => `${l.domain}/${l.slug}`))).to.not.equal(undefined);
-      expect(launch!.url).to.equal(DEST);
-      expect(launch!.tags.map((t) => t.name).sort()).to.deep.equal(c.tags);
-      if (c.expiry) expect(launch!.expires_at).to.equal(EXPIRY);
-      expect(links.filter((l) => l.url === 'https://example.com/clash'), 'the clashing row is not created').to.deep.equal([]);
+      const launch = expectImportedCase(c, links);
       // The source's created date, and what the link keeps of its origin (its click total a historical figure).
-      const stored = await tenants.client.db(mongo.dbName).collection('links').findOne({ _id: launch!.id as never });
+      const stored = await tenants.client.db(mongo.dbName).collection('links').findOne({ _id: launch.id as never });
       expect(stored!.created_at).to.deep.equal(new Date('2025-03-01T09:30:00Z'));
       expect(stored!.imported).to.deep.include({ source: c.source, job_id: job.id });
       if (c.source === 'yourls') expect(stored!.imported.clicks_total).to.equal(12);
@@ -333,8 +122,10 @@ describe('import jobs run by the worker, from each source', function () {
     });
   }
 
-  it('a dry run counts what would be created and what would fail, and writes nothing', async () => {
-    const key = await aKey();
+  it('a dry run answers what the real run would refuse (a taken slug, the quota, a blocked destination), and writes nothing', async () => {
+    // Room for three more links on the plan: one is taken by the existing link.
+    const ws = await tenants.aWorkspace({ plan_id: 'business', limits: { links: 4 } });
+    const key = (await tenants.aWorkspaceKey(ws._id)).key;
     await existingLink(key, null, 'taken-dry');
     const server = await startDubServer({
       token: TOKEN,
@@ -343,20 +134,80 @@ describe('import jobs run by the worker, from each source', function () {
         { id: 'd2', domain: 'dub.sh', key: 'two', url: 'https://example.com/2' },
         { id: 'd3', domain: 'dub.sh', key: 'taken-dry', url: 'https://example.com/3' },
         { id: 'd4', domain: 'dub.sh', key: 'bad/slug', url: 'https://example.com/4' },
+        { id: 'd5', domain: 'dub.sh', key: 'phish-dry', url: 'https://login.blocked.example/account' },
+        { id: 'd6', domain: 'dub.sh', key: 'loop-dry', url: `https://${SHORT_HOST}/taken-dry` },
+        { id: 'd7', domain: 'dub.sh', key: 'three', url: 'https://example.com/7' },
+        { id: 'd8', domain: 'dub.sh', key: 'over-quota', url: 'https://example.com/8' },
       ],
     });
     servers.push(server);
     const before = await allLinks(key);
-    const job = await runImport(key, { source: 'dub', token: TOKEN, base_url: server.url, dry_run: true });
-    expect(job).to.deep.include({ status: 'succeeded', created: 2, failed: 2, skipped: 0 });
-    const errors = (await call(key, 'GET', `/imports/${job.id}/errors`)).body as unknown as { data: Array<{ code: string; ref: string }> };
-    expect(errors.data.map((e) => [e.ref, e.code])).to.deep.equal([
+    const dry = await runImport(key, { source: 'dub', token: TOKEN, base_url: server.url, dry_run: true });
+    expect(dry).to.deep.include({ status: 'succeeded', created: 3, failed: 5, skipped: 0 });
+    const errorsOf = async (job: Job) =>
+      ((await call(key, 'GET', `/imports/${job.id}/errors`)).body as unknown as { data: Array<{ code: string; ref: string }> }).data.map((e) => [e.ref, e.code]);
+    const expected = [
       ['d3', 'conflict'],
       ['d4', 'validation_failed'],
-    ]);
+      ['d5', 'validation_failed'],
+      ['d6', 'validation_failed'],
+      ['d8', 'quota_exceeded'],
+    ];
+    expect(await errorsOf(dry)).to.deep.equal(expected);
     expect(await allLinks(key)).to.deep.equal(before);
     const domains = (await call(key, 'GET', '/domains')).body as unknown as { data: Array<{ hostname: string }> };
     expect(domains.data.map((d) => d.hostname)).not.to.include('go.dry-import.com');
+    expect((await call(key, 'GET', '/tags')).body.data, 'no tag written').to.deep.equal([]);
+
+    // The real run refuses exactly those rows.
+    const real = await runImport(key, { source: 'dub', token: TOKEN, base_url: server.url });
+    expect(real).to.deep.include({ status: 'succeeded', created: 3, failed: 5 });
+    expect(await errorsOf(real)).to.deep.equal(expected);
+  });
+
+  it('shows a source\'s click totals apart: on the link as imported, and beside the counted clicks in analytics', async () => {
+    const key = await aKey();
+    const dub = await startDubServer({
+      token: TOKEN,
+      links: [
+        { id: 'k1', domain: 'dub.sh', key: 'clicks-dub-1', url: 'https://example.com/k1', clicks: 4321, tags: ['hot'] },
+        { id: 'k2', domain: 'dub.sh', key: 'clicks-dub-2', url: 'https://example.com/k2', clicks: 79 },
+        { id: 'k3', domain: 'dub.sh', key: 'clicks-dub-3', url: 'https://example.com/k3', clicks: 0 },
+      ],
+    });
+    servers.push(dub);
+    const user = { username: 'admin', password: 'pw', signature: 'abcdef0123' };
+    const yourls = await startYourlsServer({ users: [user], site: 'https://yourls-clicks.test', links: [{ keyword: 'clicks-y', url: 'https://example.com/y', timestamp: '2025-01-01 00:00:00', clicks: 500 }] });
+    servers.push(yourls);
+    const fromDub = await runImport(key, { source: 'dub', token: TOKEN, base_url: dub.url });
+    expect(fromDub).to.deep.include({ status: 'succeeded', created: 3 });
+    expect(await runImport(key, { source: 'yourls', token: user.signature, base_url: yourls.url, domains: 'default' })).to.deep.include({ status: 'succeeded', created: 1 });
+    const here = await call(key, 'POST', '/links', { url: 'https://example.com/here', slug: 'clicks-here' });
+
+    const links = await allLinks(key);
+    const one = links.find((l) => l.slug === 'clicks-dub-1')!;
+    const read = (await call(key, 'GET', `/links/${one.id}`)).body;
+    expect(read.imported).to.deep.include({ source: 'dub', source_id: 'k1', job_id: fromDub.id, clicks_total: 4321 });
+    expect(Date.parse((read.imported as { imported_at: string }).imported_at)).to.be.a('number').and.not.be.NaN;
+    expect(here.body.imported, 'a link created here has no import mark').to.equal(null);
+
+    // The link's analytics: no click counted here, the source's total beside.
+    const linkSummary = (await call(key, 'GET', `/analytics/summary?link_id=${one.id}`)).body;
+    expect(linkSummary.clicks).to.equal(0);
+    expect(linkSummary.imported_clicks).to.deep.include({ total: 4321, links: 1 });
+    // The workspace: per source, most clicks first; a link imported with 0 clicks counts for nothing.
+    const all = (await call(key, 'GET', '/analytics/summary?interval=7d')).body as { clicks: number; imported_clicks: { total: number; links: number; sources: Array<Record<string, unknown>> } };
+    expect(all.clicks).to.equal(0);
+    expect(all.imported_clicks.total).to.equal(4321 + 79 + 500);
+    expect(all.imported_clicks.sources.map((s) => [s.source, s.clicks, s.links])).to.deep.equal([
+      ['dub', 4400, 2],
+      ['yourls', 500, 1],
+    ]);
+    // Link filters narrow them; a visitor filter cannot, so they are left out rather than shown unfiltered.
+    const hot = (await call(key, 'GET', `/tags?limit=100`)).body as { data: Array<{ id: string; name: string }> };
+    const tagged = (await call(key, 'GET', `/analytics/summary?tag=${hot.data.find((t) => t.name === 'hot')!.id}`)).body;
+    expect(tagged.imported_clicks).to.deep.include({ total: 4321, links: 1 });
+    expect((await call(key, 'GET', '/analytics/summary?country=US')).body.imported_clicks).to.equal(null);
   });
 
   it('on request, puts every link on the default domain and suffixes a taken slug', async () => {
@@ -460,7 +311,7 @@ describe('export, then import into a fresh workspace (source csv)', function () 
     const after = ((await callApi(api.url, 'GET', '/links?limit=100', { key: to })).body as unknown as { data: Array<Record<string, unknown>> }).data;
     const comparable = (links: Array<Record<string, unknown>>) =>
       links
-        .map(({ id: _id, updated_at: _updated, tags, rules, ...rest }): Record<string, unknown> => ({ ...rest, tags: (tags as Array<{ name: string; color: string | null }>).map(({ name, color }) => ({ name, color })), rules: (rules as Array<Record<string, unknown>>).map(({ id: _r, ...rule }) => rule) }))
+        .map(({ id: _id, updated_at: _updated, imported: _imported, tags, rules, ...rest }): Record<string, unknown> => ({ ...rest, tags: (tags as Array<{ name: string; color: string | null }>).map(({ name, color }) => ({ name, color })), rules: (rules as Array<Record<string, unknown>>).map(({ id: _r, ...rule }) => rule) }))
         .sort((a, b) => String(a.slug).localeCompare(String(b.slug)));
     // Every field but the ids (new in the new workspace) and updated_at (the import wrote them now).
     expect(comparable(after)).to.deep.equal(comparable(before));

@@ -1,6 +1,7 @@
 // GET /links/export: every link of a workspace with every field, as JSON Lines and as CSV, over HTTP against the api
 // on devdb; and the stream reading the database only as fast as its reader takes the rows (bounded memory).
 import { expect } from 'chai';
+import { until } from '../helpers/wait.ts';
 import Papa from 'papaparse';
 import { MongoClient } from 'mongodb';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
@@ -22,7 +23,7 @@ function fromCsv(row: Record<string, string>): Json {
   const out: Json = {};
   for (const column of LINK_EXPORT_COLUMNS) {
     const cell = cellValue(row[column]!);
-    if (['targeting', 'ab_test', 'rules', 'mobile', 'rotator', 'moderation', 'tags'].includes(column)) out[column] = cell === '' ? null : JSON.parse(cell);
+    if (['targeting', 'ab_test', 'rules', 'mobile', 'rotator', 'moderation', 'imported', 'tags'].includes(column)) out[column] = cell === '' ? null : JSON.parse(cell);
     else if (['has_password', 'workspace_rules_off', 'archived'].includes(column)) out[column] = cell === 'true';
     else if (column === 'redirect_type') out[column] = Number(cell);
     else out[column] = cell === '' ? null : cell;
@@ -178,5 +179,36 @@ describe('Links export (GET /links/export)', function () {
     } finally {
       await client.close();
     }
+  });
+  it('runs two exports of a workspace at once at most, across API pods: a third answers 429 rate_limited with Retry-After', async () => {
+    const ws = await tenants.aWorkspace({ plan_id: 'enterprise' });
+    const busy = (await tenants.aWorkspaceKey(ws._id)).key;
+    expect((await call('POST', '/links', { url: 'https://example.com/busy', slug: 'busy-export' }, busy)).status).to.equal(201);
+    const slots = tenants.client.db(mongo.dbName).collection<{ _id: string; holder: string; expires_at: Date }>('link_export_slots');
+    // Two exports streaming on other pods hold the workspace's two places (LINK_EXPORTS_PER_WORKSPACE, 2 by default).
+    const inSeconds = (s: number) => new Date(Date.now() + s * 1000);
+    await slots.insertMany([
+      { _id: `${ws._id}|0`, holder: 'pod-a', expires_at: inSeconds(50) },
+      { _id: `${ws._id}|1`, holder: 'pod-b', expires_at: inSeconds(20) },
+    ]);
+    const refused = await fetch(`${running.url}/v1/links/export?format=csv`, { headers: bearer(busy) });
+    const body = (await refused.json()) as { error: { code: string; message: string } };
+    expect(refused.status).to.equal(429);
+    expect(body.error.code).to.equal('rate_limited');
+    expect(body.error.message).to.contain('2 links exports of this workspace are running');
+    // The wait is until the first hold runs out, and never more than a hold lasts.
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).to.be.within(1, 20);
+    // Another workspace is not held back by this one's.
+    expect((await download('jsonl')).status).to.equal(200);
+
+    // Once one place frees (that export ended, or its pod died and its hold ran out), an export runs; when its
+    // stream ends it gives its place back.
+    await slots.updateOne({ _id: `${ws._id}|1` }, { $set: { expires_at: new Date(Date.now() - 1000) } });
+    const ran = await download('jsonl', busy);
+    expect(ran.status).to.equal(200);
+    expect(ran.text).to.contain('busy-export');
+    await until(async () => (await slots.countDocuments({ _id: `${ws._id}|1` })) === 0, 10_000, 'the export to give its place back');
+    expect(await slots.countDocuments({ _id: `${ws._id}|0`, holder: 'pod-a' })).to.equal(1);
   });
 });

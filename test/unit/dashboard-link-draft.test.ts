@@ -30,6 +30,7 @@ function aLink(overrides: Partial<Link> = {}): Link {
     preview: null,
     destination_preview: null,
     archived: false,
+    imported: null,
     created_at: '2026-01-01T00:00:00Z',
     updated_at: '2026-01-01T00:00:00Z',
     ...overrides,

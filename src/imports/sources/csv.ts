@@ -3,6 +3,11 @@
 // has go into the ImportedLink, and the blocks only we have (note, redirect type, A/B test, rules, mobile, rotator,
 // preview) travel in `native`. Cells a spreadsheet would have run as a formula were written with one more leading `'`; it is
 // dropped here. The source id is the exported link's id, so importing the same file twice creates nothing twice.
+//
+// A CSV made by hand (a spreadsheet's) is read too: only `url` is required; `slug`, `title`, `note`, `domain` (a host
+// name), `tags` (a JSON array, or names separated by `,`, `;` or `|`), `expires_at`, `expired_url`, `created_at` and
+// the `utm_*` columns are read when present. Without an `id` column, a row's source id is its domain and slug (or its
+// row number and URL when it has no slug), so importing the same file again still creates nothing twice.
 import Papa from 'papaparse';
 import { SourceError, type ImportSource, type ImportedLink, type NativeFields, type SourceOptions, type SourcePage, type SourceRowError } from '../source.ts';
 import { checkParams } from './options.ts';
@@ -10,7 +15,8 @@ import { linkOf, isHttpUrl, isoDateOf, textOf } from './mapping.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 
 export const CSV_PAGE_SIZE = 500;
-const REQUIRED = ['id', 'domain_id', 'domain', 'slug', 'url'] as const;
+const REQUIRED = ['url'] as const;
+const UTM_COLUMNS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] as const;
 const FORMULA = /^'+[=+\-@\t\r]/;
 
 type Row = Record<string, string>;
@@ -36,7 +42,7 @@ export function createCsvSource(options: SourceOptions): ImportSource {
   const parsed = Papa.parse<Row>(options.file.replace(/^\uFEFF/, ''), { header: true, skipEmptyLines: 'greedy' });
   const header = parsed.meta.fields ?? [];
   const missing = REQUIRED.filter((name) => !header.includes(name));
-  if (missing.length > 0) throw new SourceError('input', `the file is not a Linkplane CSV export: the header has no ${missing.join(', ')} column`);
+  if (missing.length > 0) throw new SourceError('input', `the file has no ${missing.join(', ')} column: a Linkplane CSV export, or a CSV with a url column (docs/importing/export.md)`);
   const rows = parsed.data;
 
   function readPage(cursor: string | null): SourcePage {
@@ -55,18 +61,36 @@ export function createCsvSource(options: SourceOptions): ImportSource {
   return { kind: 'csv', page: (cursor) => new Promise((resolve) => resolve(readPage(cursor))) };
 }
 
+/** A hand-made file's tags: a JSON array as the export writes it, or names separated by `,`, `;` or `|`. */
+function tagNames(text: string): string[] | null {
+  if (text.trim().startsWith('[')) return null;
+  return text.split(/[,;|]/).map((name) => name.trim()).filter((name) => name !== '');
+}
+
 function rowToLink(row: Row, position: string): ImportedLink | SourceRowError {
-  const ref = textOf(cell(row, 'id')) ?? position;
+  const exported = 'domain_id' in row;
   const url = cell(row, 'url');
-  if (!isHttpUrl(url)) return { ref, message: 'the url column is not an absolute http(s) URL' };
+  const domainOf = exported && cell(row, 'domain_id') === 'dom_default' ? null : textOf(cell(row, 'domain'))?.toLowerCase() ?? null;
+  const slug = textOf(cell(row, 'slug'));
+  // The source id: the exported link's id; else what names the row in a hand-made file whatever its order.
+  const id = textOf(cell(row, 'id'));
+  const ref = id ?? (slug ? `${domainOf ?? ''}/${slug}` : `${position}: ${url}`);
+  // A row that cannot be read is named as a spreadsheet shows it, unless it has an id.
+  const errorRef = id ?? position;
+  if (!isHttpUrl(url)) return { ref: errorRef, message: 'the url column is not an absolute http(s) URL' };
   const blocks: Record<string, unknown> = {};
-  for (const name of ['tags', 'targeting', 'ab_test', 'rules', 'mobile', 'rotator', 'preview']) {
+  const plainTags = tagNames(cell(row, 'tags'));
+  if (plainTags) blocks.tags = plainTags;
+  for (const name of ['tags', 'targeting', 'ab_test', 'rules', 'mobile', 'rotator', 'preview', 'imported']) {
+    if (name === 'tags' && plainTags) continue;
     const value = json(row, name);
-    if (!value.ok) return { ref, message: `the ${name} column is not JSON` };
+    if (!value.ok) return { ref: errorRef, message: `the ${name} column is not JSON` };
     blocks[name] = value.value;
   }
   const tags = Array.isArray(blocks.tags) ? blocks.tags.filter((t): t is string => typeof t === 'string') : [];
   const redirect = Number(cell(row, 'redirect_type'));
+  // A link the exporting workspace had imported keeps its source's click total, still a historical figure.
+  const clicks = (blocks.imported as { clicks_total?: unknown } | null)?.clicks_total;
   const native: NativeFields = {
     note: textOf(cell(row, 'note')),
     ...([301, 302, 307, 308].includes(redirect) ? { redirect_type: redirect as 301 | 302 | 307 | 308 } : {}),
@@ -77,16 +101,19 @@ function rowToLink(row: Row, position: string): ImportedLink | SourceRowError {
     rotator: blocks.rotator as NativeFields['rotator'],
     preview: blocks.preview as NativeFields['preview'],
   };
+  const utm = Object.fromEntries(UTM_COLUMNS.flatMap((name) => (textOf(cell(row, name)) ? [[name, textOf(cell(row, name))!]] : [])));
   return linkOf(ref, url, {
     // The exporting instance's own short domain is not ours: its links go on our default domain.
-    domain: cell(row, 'domain_id') === 'dom_default' ? null : textOf(cell(row, 'domain'))?.toLowerCase() ?? null,
-    slug: textOf(cell(row, 'slug')),
+    domain: domainOf,
+    slug,
+    ...(Object.keys(utm).length > 0 ? { utm } : {}),
     title: textOf(cell(row, 'title')),
     tags,
     createdAt: isoDateOf(cell(row, 'created_at')),
     expiresAt: isoDateOf(cell(row, 'expires_at')),
     expiredUrl: textOf(cell(row, 'expired_url')),
     targeting: Array.isArray(blocks.targeting) ? (blocks.targeting as ImportedLink['targeting']) : [],
+    clicksTotal: typeof clicks === 'number' && Number.isSafeInteger(clicks) && clicks >= 0 ? clicks : null,
     native,
     ...(cell(row, 'has_password') === 'true' ? { warnings: ['the link had a password: exports never hold it, so it arrives without one'] } : {}),
   });

@@ -1,4 +1,8 @@
 // The analytics answers the screen reads (src/analytics/analytics.schemas.ts is the authority).
+import type { Static } from '@sinclair/typebox';
+import type { ImportedClicksSchema } from '../../../../src/analytics/analytics.schemas.ts';
+
+export type ImportedClicks = Static<typeof ImportedClicksSchema>;
 
 export type Revenue = Record<string, number>;
 
@@ -22,6 +26,8 @@ export interface Summary extends Figures {
   range: Range;
   bots: string;
   unique_visitors_error: number;
+  /** Click totals imported links came with from their source: apart from every counted figure. */
+  imported_clicks: ImportedClicks;
   previous: Figures & { start: string; end: string };
 }
 

@@ -1,5 +1,6 @@
 import type { Figures, Summary } from './analytics-types.ts';
 import { change, count, money, rangeText } from './format.ts';
+import { importedClicksText } from '../../components/imported-clicks.ts';
 
 const TILES: { key: keyof Omit<Figures, 'revenue'>; label: string }[] = [
   { key: 'clicks', label: 'Clicks' },
@@ -42,6 +43,21 @@ export function SummaryTiles({ summary }: { summary: Summary }) {
           <dd class="tile-change">previous: {money(previous.revenue)}</dd>
         </div>
       </dl>
+      {summary.imported_clicks && summary.imported_clicks.total > 0 && (
+        <section class="imported-clicks" aria-labelledby="imported-clicks-title">
+          <h3 id="imported-clicks-title">Imported click totals</h3>
+          <p class="muted">
+            Counted by another service before the links came here: not part of the figures above, and not tied to this range.
+          </p>
+          <ul>
+            {summary.imported_clicks.sources.map((s) => (
+              <li key={s.source} data-testid={`imported-${s.source}`}>
+                {importedClicksText(s.source, s.clicks, s.last_imported_at)} ({count(s.links)} {s.links === 1 ? 'link' : 'links'})
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
     </section>
   );
 }

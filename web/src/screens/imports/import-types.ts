@@ -27,7 +27,7 @@ export const SOURCES: SourceInfo[] = [
   { kind: 'yourls', label: 'YOURLS', file: false, baseUrl: true, hint: 'Your YOURLS signature token, and the address of your YOURLS server.' },
   { kind: 'rebrandly', label: 'Rebrandly', file: false, baseUrl: false, hint: 'A Rebrandly API key.' },
   { kind: 'shortio', label: 'Short.io', file: false, baseUrl: false, hint: 'A Short.io secret API key.' },
-  { kind: 'csv', label: 'Linkplane CSV', file: true, baseUrl: false, hint: "A CSV in Linkplane's export columns (the links list's Export CSV writes one)." },
+  { kind: 'csv', label: 'Linkplane CSV', file: true, baseUrl: false, hint: "A Linkplane export (the links list's Export CSV writes one), or any CSV with a url column: slug, title, domain, tags, expires_at and utm_* are read when present." },
 ];
 
 export function sourceInfo(kind: SourceKind): SourceInfo {

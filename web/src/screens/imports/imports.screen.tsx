@@ -19,8 +19,14 @@ interface Picked {
  * source, its token (and address when self-hosted) or its export file; a dry run first shows what would be created
  * and what would fail; the job then runs in the worker while this screen follows its progress.
  */
+/** The source the screen opens with: `?source=csv` (the links list's Import CSV), else Bitly. */
+function initialSource(): SourceKind {
+  const asked = new URLSearchParams(location.search).get('source');
+  return SOURCES.find((s) => s.kind === asked)?.kind ?? 'bitly';
+}
+
 export default function ImportsScreen() {
-  const [source, setSource] = useState<SourceKind>('bitly');
+  const [source, setSource] = useState<SourceKind>(initialSource);
   const [token, setToken] = useState('');
   const [baseUrl, setBaseUrl] = useState('');
   const [file, setFile] = useState<Picked | null>(null);

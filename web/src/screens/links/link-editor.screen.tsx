@@ -13,6 +13,7 @@ import { AbTestEditor, MobileEditor, RotatorEditor, TargetingEditor } from './li
 import { createBody, draftOf, emptyDraft, updateBody, type LinkDraft } from './link-draft.ts';
 import { useLinkOptions } from './link-options.ts';
 import { REDIRECT_TYPES, type Folder, type Link, type TagRef } from './link-types.ts';
+import { importedClicksText } from '../../components/imported-clicks.ts';
 import { QrPreview } from './qr-preview.tsx';
 import { PreviewEditor } from './link-preview.tsx';
 import { RuleBuilder } from './rule-builder.tsx';
@@ -150,6 +151,12 @@ function LinkForm({ link, onSaved }: { link: Link | null; onSaved: (link: Link) 
               Short link: <a href={link.short_url}>{link.short_url}</a> <CopyButton value={link.short_url} what="short link" />
             </p>
             {link.archived && <p class="badge">Archived</p>}
+            {link.imported && (
+              <p class="imported-note" data-testid="link-imported">
+                {importedClicksText(link.imported.source, link.imported.clicks_total, link.imported.imported_at)}
+                {link.imported.clicks_total !== null && <span class="muted"> (counted there before the import; not part of this link's analytics)</span>}
+              </p>
+            )}
             <p>
               <a href={`${to('/analytics')}?link_id=${link.id}`}>Analytics of this link</a>
             </p>

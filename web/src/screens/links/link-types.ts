@@ -1,4 +1,5 @@
 // The Links API's shapes as the dashboard reads them (spec 2.1–2.6; src/links/link.schemas.ts is the source).
+import type { LinkImported } from '../../../../src/links/link.schemas.ts';
 
 export type Device = 'desktop' | 'mobile' | 'tablet';
 export type Os = 'ios' | 'android' | 'windows' | 'macos' | 'linux' | 'other';
@@ -120,6 +121,8 @@ export interface Link {
   preview: { title: string; description?: string | null; image?: string | null } | null;
   destination_preview: { title: string | null; description: string | null; image: string | null; fetched_at: string } | null;
   archived: boolean;
+  /** Set when an import created the link; its click total is the source's, not counted here. */
+  imported: LinkImported;
   created_at: string;
   updated_at: string;
 }

@@ -122,7 +122,7 @@ export default function LinksScreen() {
           <a href={to('/links/new')} role="button">
             New link
           </a>
-          <a href={to('/links/bulk')} role="button" class="secondary">
+          <a href={`${to('/imports')}?source=csv`} role="button" class="secondary">
             Import CSV
           </a>
           <ExportLinks />

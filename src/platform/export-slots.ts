@@ -1,5 +1,5 @@
-// At most N CSV exports of a workspace run at once, across every API pod: an export holds one of the workspace's N
-// slot documents for its duration. A slot is a lease (renewed while the export streams), so a pod that dies while
+// At most N exports of a workspace run at once, across every API pod: an export holds one of the workspace's N slot
+// documents (in its own collection per kind of export: the analytics clicks, the links) for its duration. A slot is a lease (renewed while the export streams), so a pod that dies while
 // exporting frees its slot after LEASE_MS instead of never.
 import { MongoServerError, type Collection, type Db } from 'mongodb';
 import { randomUUID } from 'node:crypto';
@@ -22,8 +22,8 @@ export class ExportSlots {
   readonly collection: Collection<SlotDoc>;
   readonly perWorkspace: number;
 
-  constructor(db: Db, perWorkspace: number) {
-    this.collection = db.collection<SlotDoc>('analytics_export_slots');
+  constructor(db: Db, collection: string, perWorkspace: number) {
+    this.collection = db.collection<SlotDoc>(collection);
     this.perWorkspace = perWorkspace;
   }
 
