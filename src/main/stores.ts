@@ -1,3 +1,4 @@
+import { OAuthStore } from '../oauth/oauth.store.ts';
 import type { Db } from 'mongodb';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -67,6 +68,8 @@ export class Stores {
   /** Dashboard sign-in attempts, per account and per client address (the same windowed count as link passwords). */
   readonly signInAttempts: { readonly perAccount: PasswordAttempts; readonly perIp: PasswordAttempts };
   readonly imports: ImportStore;
+  /** The authorization server's records and the apps people authorised (MCP hosts connected by URL). */
+  readonly oauth: OAuthStore;
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -104,6 +107,7 @@ export class Stores {
     this.invites = new InviteStore(db);
     this.signInLinks = new SignInLinkStore(db);
     this.imports = new ImportStore(db);
+    this.oauth = new OAuthStore(db);
     const { signInMaxAttempts, signInMaxAttemptsPerIp, signInWindowMs } = config.dashboard;
     this.signInAttempts = {
       perAccount: new PasswordAttempts(db, { maxAttempts: signInMaxAttempts, windowMs: signInWindowMs, secretKey: config.secretKey }),
@@ -115,6 +119,7 @@ export class Stores {
     await Promise.all([
       this.workspaces.ensureIndexes(),
       this.keys.ensureIndexes(),
+      this.oauth.ensureIndexes(),
       this.events.ensureIndexes(),
       this.idempotency.ensureIndexes(),
       this.rateLimiter.ensureIndexes(),
