@@ -32,7 +32,7 @@ export class RecordAdapter implements Adapter {
     await this.store.upsertRecord({
       _id: hashed(this.model, id),
       model: this.model,
-      payload: rest as Record<string, unknown>,
+      payload: rest,
       grant_id: this.model !== 'Grant' && typeof payload.grantId === 'string' ? payload.grantId : null,
       uid: typeof payload.uid === 'string' ? payload.uid : null,
       expires_at: typeof expiresIn === 'number' ? new Date(now + expiresIn * 1000) : null,
@@ -43,13 +43,13 @@ export class RecordAdapter implements Adapter {
   async find(id: string): Promise<AdapterPayload | undefined> {
     const doc = await this.store.findRecord(hashed(this.model, id), new Date(this.hooks.now()));
     if (!doc) return undefined;
-    return { ...doc.payload, jti: id, ...(doc.consumed_at ? { consumed: Math.floor(doc.consumed_at.getTime() / 1000) } : {}) } as AdapterPayload;
+    return { ...doc.payload, jti: id, ...(doc.consumed_at ? { consumed: Math.floor(doc.consumed_at.getTime() / 1000) } : {}) };
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
     const doc = await this.store.findRecordByUid(this.model, uid, new Date(this.hooks.now()));
     // A session found by its uid: its id (the cookie value) is not known here and not needed by the caller.
-    return doc ? (doc.payload as AdapterPayload) : undefined;
+    return doc ? (doc.payload) : undefined;
   }
 
   findByUserCode(): Promise<undefined> {

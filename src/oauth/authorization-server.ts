@@ -88,7 +88,8 @@ export function buildAuthorizationServer(store: OAuthStore, hooks: AdapterHooks,
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
-      revocation: { enabled: true },
+      // A token is revoked by the client it was issued to (RFC 7009 section 5), which for a public client is its client_id.
+      revocation: { enabled: true, allowedPolicy: (_ctx: KoaContextWithOIDC, client: { clientId: string }, token: { clientId?: string }) => token.clientId === client.clientId },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => s.resources[0]!,

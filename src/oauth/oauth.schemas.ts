@@ -1,6 +1,6 @@
 // The shapes of the authorised apps (/v1/authorized-apps, in the OpenAPI document) and of the consent page's
 // calls (/auth/oauth/requests, the dashboard's own API like every /auth/* endpoint).
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, Nullable, StringEnum, closed } from '../platform/schema.ts';
 import { ALL_SCOPES } from '../tenancy/scopes.ts';
 
@@ -20,6 +20,7 @@ export const AuthorizedAppSchema = Type.Object(
   },
   { ...closed, $id: 'AuthorizedApp' },
 );
+export type AuthorizedAppView = Static<typeof AuthorizedAppSchema>;
 export const AuthorizedAppListSchema = Type.Object({ data: Type.Array(AuthorizedAppSchema) }, closed);
 
 export const ConsentRequestSchema = Type.Object(
@@ -31,6 +32,7 @@ export const ConsentRequestSchema = Type.Object(
   },
   closed,
 );
+export type ConsentRequestView = Static<typeof ConsentRequestSchema>;
 export const ConsentApproveBody = Type.Object(
   {
     context: Type.String({ pattern: '^(ws|ptr)_[A-Za-z0-9]{1,64}$', description: 'The workspace (or partner) the app will act in' }),

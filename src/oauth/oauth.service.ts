@@ -94,7 +94,7 @@ export class OAuthService {
     const params = interaction.params as Record<string, unknown>;
     return {
       id: uid,
-      client: { id: client.clientId, name: client.clientName ?? null, uri: client.clientUri ?? null, redirect_uri: String(params.redirect_uri ?? '') },
+      client: { id: client.clientId, name: client.clientName ?? null, uri: client.clientUri ?? null, redirect_uri: typeof params.redirect_uri === 'string' ? params.redirect_uri : '' },
       resource: this.resourceOf(params),
       scopes: requestedScopes(params).map((scope) => ({ scope, description: describeScope(scope) })),
     };
@@ -232,8 +232,8 @@ export class OAuthService {
   }
 
   private resourceOf(params: Record<string, unknown>): string {
-    const resource = params.resource;
-    const first = Array.isArray(resource) ? resource[0] : resource;
+    const resource: unknown = params.resource;
+    const first: unknown = Array.isArray(resource) ? (resource as unknown[])[0] : resource;
     return typeof first === 'string' && first !== '' ? first : this.d.resources.mcp;
   }
 
