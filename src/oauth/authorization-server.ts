@@ -77,7 +77,7 @@ export function buildAuthorizationServer(store: OAuthStore, hooks: AdapterHooks,
       id_token_signed_response_alg: 'EdDSA',
     },
     enabledJWA: { idTokenSigningAlgValues: ['EdDSA'], userinfoSigningAlgValues: ['EdDSA'] },
-    jwks: { keys: [signingKey(s.secretKey) as never] },
+    jwks: { keys: [signingKey(s.secretKey)] },
     cookies: {
       keys: [derive(s.secretKey, 'cookies').toString('base64url')],
       names: { session: 'lp_oauth_session', interaction: 'lp_oauth_interaction', resume: 'lp_oauth_resume' },
@@ -119,7 +119,7 @@ export function buildAuthorizationServer(store: OAuthStore, hooks: AdapterHooks,
       Session: 14 * 86_400,
       IdToken: 3_600,
     },
-  } as never);
+  });
   provider.proxy = s.behindProxy;
   return provider;
 }
