@@ -2,6 +2,7 @@
 // HTTP. It discovers the authorization server from the 401's WWW-Authenticate, registers itself (RFC 7591), sends
 // the person to the consent page with a PKCE S256 challenge; the test is that person, signed in to the dashboard,
 // answering the consent page with the calls the page makes. The token then lists and calls tools, and is revoked.
+import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -255,5 +256,63 @@ describe('MCP hosts connecting by URL with OAuth 2.1 (official SDK client, live 
     expect(refused.status, refused.text).to.equal(403);
     const anonymous = await new Browser(base).request('GET', `/auth/oauth/requests/${uid}`);
     expect(anonymous.status).to.equal(401);
+  });
+  it('issues a token bound to the whole API on request (RFC 8707): it works on REST endpoints like a key of its scopes', async () => {
+    const registered = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ client_name: 'REST App', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+    });
+    expect(registered.status).to.equal(201);
+    const clientId = ((await registered.json()) as { client_id: string }).client_id;
+    const verifier = randomBytes(32).toString('base64url');
+    const authorize = (resource: string) => {
+      const url = new URL(`${base}/oauth/authorize`);
+      url.search = new URLSearchParams({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: CALLBACK,
+        scope: 'links:read',
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+        resource,
+      }).toString();
+      return url;
+    };
+    const browser = await signedIn();
+
+    // A resource of someone else is refused before any consent.
+    const foreign = await browser.request('GET', authorize('https://elsewhere.example/api').pathname + authorize('https://elsewhere.example/api').search);
+    expect(foreign.status).to.equal(303);
+    expect(new URL(foreign.headers.get('location')!).searchParams.get('error')).to.equal('invalid_target');
+    // Without PKCE: refused too.
+    const plain = authorize(`${base}/v1`);
+    plain.searchParams.delete('code_challenge');
+    plain.searchParams.delete('code_challenge_method');
+    const noPkce = await browser.request('GET', plain.pathname + plain.search);
+    expect(new URL(noPkce.headers.get('location')!).searchParams.get('error')).to.equal('invalid_request');
+
+    const exchange = async (codeVerifier: string) => {
+      const { callback } = await consent(browser, authorize(`${base}/v1`), 'approve');
+      return fetch(`${base}/oauth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: CALLBACK, client_id: clientId, code_verifier: codeVerifier, resource: `${base}/v1` }),
+      });
+    };
+    const wrong = await exchange(randomBytes(32).toString('base64url'));
+    expect(wrong.status, 'a wrong PKCE verifier').to.equal(400);
+    expect(((await wrong.json()) as { error: string }).error).to.equal('invalid_grant');
+    const right = await exchange(verifier);
+    expect(right.status).to.equal(200);
+    const token = ((await right.json()) as { access_token: string }).access_token;
+    const auth = { Authorization: `Bearer ${token}` };
+    expect((await fetch(`${base}/v1/links`, { headers: auth })).status).to.equal(200);
+    const key = (await (await fetch(`${base}/v1/key`, { headers: auth })).json()) as { workspace_id: string; scopes: string[]; name: string };
+    expect(key).to.include({ workspace_id: workspaceId, name: 'REST App' });
+    expect(key.scopes).to.deep.equal(['links:read']);
+    const write = await fetch(`${base}/v1/links`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: '{"url":"https://example.com/"}' });
+    expect(write.status).to.equal(403);
+    expect(((await write.json()) as { error: { code: string } }).error.code).to.equal('insufficient_scope');
   });
 });
