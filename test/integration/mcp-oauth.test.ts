@@ -184,8 +184,14 @@ describe('MCP hosts connecting by URL with OAuth 2.1 (official SDK client, live 
     expect(apps.status, apps.text).to.equal(200);
     expect((apps.body.data as Array<{ client_name: string; revoked_at: null }>)[0]).to.include({ client_name: 'Test Host', revoked_at: null });
 
-    // Bound to the tool server (RFC 8707): the same token opens no other endpoint.
+    // Kept hashed: neither the access token nor the refresh token is anywhere in the database.
     const token = host.saved!.access_token;
+    const stored = JSON.stringify(await tenants.client.db(mongo.dbName).collection('oauth_records').find().toArray());
+    expect(stored).to.contain('AccessToken:');
+    expect(stored).to.not.contain(token);
+    expect(stored).to.not.contain(host.saved!.refresh_token!);
+
+    // Bound to the tool server (RFC 8707): the same token opens no other endpoint.
     const rest = await fetch(`${base}/v1/links`, { headers: { Authorization: `Bearer ${token}` } });
     expect(rest.status).to.equal(401);
 
