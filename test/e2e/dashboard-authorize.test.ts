@@ -8,7 +8,7 @@ import { chromiumMissing, watchCspViolations } from '../helpers/browser.ts';
 import { checkAccessibility } from '../helpers/dashboard-checks.ts';
 import { startDashboard, type Dashboard } from '../helpers/dashboard.ts';
 
-const CALLBACK = 'http://127.0.0.1:1/callback';
+const CALLBACK = 'http://127.0.0.1:8977/callback';
 
 describe('Dashboard consent page for apps connecting by OAuth', function () {
   this.timeout(120_000);
@@ -51,25 +51,20 @@ describe('Dashboard consent page for apps connecting by OAuth', function () {
     const request = await anAuthorizationRequest(['tools:read', 'tools:write', 'links:read']);
     const page = await dashboard.signedInPage();
     const violations = await watchCspViolations(page);
-    // The app's callback is not a server here: the browser's arrival there is answered by the test.
-    let callback: URL | null = null;
-    await page.route(`${CALLBACK}**`, async (route) => {
-      callback = new URL(route.request().url());
-      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'back at the app' });
-    });
     await page.goto(request.url);
     await page.getByRole('heading', { level: 1, name: 'Authorise an app' }).waitFor();
     expect(await page.getByTestId('consent-client').textContent()).to.equal('Browser Host');
-    expect(await page.getByText('127.0.0.1:1').count()).to.equal(1);
+    expect(await page.getByText('127.0.0.1:8977').count()).to.equal(1);
     const boxes = page.getByRole('checkbox');
     expect(await boxes.count()).to.equal(3);
     await page.getByRole('checkbox', { name: /tools:write/ }).uncheck();
     expect(await page.getByRole('group').filter({ hasText: 'What it may do (2 of 3)' }).count()).to.equal(1);
+    // The app's callback is not a server here: the browser's request for it is what the test reads.
+    const arrival = page.waitForRequest((r) => r.url().startsWith(CALLBACK));
     await page.getByRole('button', { name: 'Approve' }).click();
-    await page.waitForURL((url) => url.href.startsWith(CALLBACK));
-    const back = callback as URL | null;
-    expect(back?.searchParams.get('state')).to.equal('xyz');
-    const code = back?.searchParams.get('code');
+    const back = new URL((await arrival).url());
+    expect(back.searchParams.get('state')).to.equal('xyz');
+    const code = back.searchParams.get('code');
     expect(code).to.be.a('string');
 
     const exchanged = await fetch(`${dashboard.apiUrl}/oauth/token`, {
