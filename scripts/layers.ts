@@ -24,7 +24,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['events'],
   ['links', 'webhooks', 'iplists'],
   ['clicks', 'domains', 'users'],
-  ['redirect', 'conversions', 'keys'],
+  ['redirect', 'conversions', 'keys', 'oauth'],
   ['analytics'],
   ['workspace', 'partner', 'alerts', 'reports', 'imports', 'mcp', 'dashboard'],
   ['cli', 'main'],

@@ -183,6 +183,11 @@ export interface Config {
     /** OpenID Connect sign-in; null when OIDC_ISSUER is not set. */
     readonly oidc: { readonly issuer: string; readonly clientId: string; readonly clientSecret: string | null; readonly name: string } | null;
   };
+  /** The authorization server MCP hosts sign in with (OAuth 2.1): how long its access and refresh tokens live. */
+  readonly oauth: {
+    readonly accessTokenTtlSeconds: number;
+    readonly refreshTokenTtlSeconds: number;
+  };
   /** The partner platform: client quotas, the platform's fee, dunning and payouts. */
   readonly partner: {
     /** Client workspaces a partner may hold unless its record sets another quota. */
@@ -550,6 +555,10 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
         oidcIssuer === null || oidcClientId === null
           ? null
           : { issuer: oidcIssuer, clientId: oidcClientId, clientSecret: r.optional('OIDC_CLIENT_SECRET'), name: r.string('OIDC_NAME', 'single sign-on') },
+    },
+    oauth: {
+      accessTokenTtlSeconds: r.int('OAUTH_ACCESS_TOKEN_TTL_SECONDS', 3_600, 60, 86_400),
+      refreshTokenTtlSeconds: r.int('OAUTH_REFRESH_TOKEN_TTL_SECONDS', 30 * 86_400, 3_600, 365 * 86_400),
     },
     partner: {
       clientQuota: r.int('PARTNER_CLIENT_QUOTA', 1_000, 1, 10_000_000),

@@ -98,6 +98,7 @@ export const ENV_VARIABLES: Record<EnvSection, readonly EnvVariable[]> = {
     { names: ["PASSWORD_RESET_TTL_MS", "PASSWORD_RESETS_PER_ACCOUNT", "PASSWORD_RESETS_PER_IP"], meaning: "how long an e-mailed password reset link works (30 min), and reset e-mails per account (then silently none) and per client address (then 429) an hour" },
     { names: ["SIGN_IN_LINK_TTL_MS", "INVITE_TTL_MS"], meaning: "how long an e-mailed sign-in link (15 min) and an invitation (7 days) work" },
     { names: ["OIDC_ISSUER", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET", "OIDC_NAME"], default: "none (`OIDC_NAME`: `single sign-on`)", meaning: "OpenID Connect sign-in to the dashboard (see [Dashboard](dashboard.md#openid-connect))" },
+    { names: ["OAUTH_ACCESS_TOKEN_TTL_SECONDS", "OAUTH_REFRESH_TOKEN_TTL_SECONDS"], meaning: "how long an access token and a refresh token of an app authorised by OAuth live (an MCP host that connected by URL, see [MCP hosts connecting by URL](mcp.md#connecting-by-url-oauth)); a refresh is answered a new refresh token, the old one stops working" },
   ],
   webhooks: [
     { names: ["WEBHOOK_ALLOW_PRIVATE_TARGETS"], meaning: "accept endpoint URLs resolving to loopback, private or link-local addresses" },

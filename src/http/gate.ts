@@ -1,7 +1,7 @@
 import type { Next } from 'koa';
-import { RateLimitedError } from '../platform/errors.ts';
+import { RateLimitedError, UnauthorizedError } from '../platform/errors.ts';
 import type { RateLimiter, RateDecision } from '../platform/rate-limiter.ts';
-import type { KeyService } from '../tenancy/key.service.ts';
+import { KEY_PREFIX, type KeyService } from '../tenancy/key.service.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import type { ApiContext } from './context.ts';
 import { readSessionToken } from './session-cookie.ts';
@@ -11,14 +11,20 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 /** A dashboard session cookie standing for a key (src/users/session-gate.ts makes one): its principal, or it throws. */
 export type SessionPrincipal = (ctx: ApiContext, token: string) => Promise<Principal>;
 
+/** An OAuth access token (any bearer token that is not an API key): its principal, or it throws `unauthorized`. */
+export type TokenPrincipal = (ctx: ApiContext, token: string) => Promise<Principal>;
+
+const KEY_PREFIXES = Object.values(KEY_PREFIX);
+
 /**
  * The door of every /v1 request, before routing: the bearer key (401 unless valid), then the key's rate limit
  * (every request counted, rejected ones too; the X-RateLimit-* headers on every answer, 429 with Retry-After).
  * A cached key far from its limit passes without a promise or a database round trip: this runs on every request.
  * Without an Authorization header, the dashboard's session cookie (with Linkplane-Context) may stand for a key;
- * a request with the header never looks at cookies, so the bearer path costs what it did.
+ * a request with the header never looks at cookies, so the bearer path costs what it did. A bearer token that is
+ * not an API key is an OAuth access token (an app a person authorised), resolved by `tokens`.
  */
-export function gate(keys: KeyService, limiter: RateLimiter, sessions?: SessionPrincipal) {
+export function gate(keys: KeyService, limiter: RateLimiter, sessions?: SessionPrincipal, tokens?: TokenPrincipal) {
   function pass(ctx: ApiContext, decision: RateDecision, next: Next): Promise<void> {
     answer(ctx, decision);
     return next() as Promise<void>;
@@ -36,7 +42,9 @@ export function gate(keys: KeyService, limiter: RateLimiter, sessions?: SessionP
       const token = readSessionToken(ctx.get('Cookie'));
       if (token !== undefined) return sessions(ctx, token).then((p) => limit(ctx, p, next));
     }
-    const principal = keys.authenticate(BEARER.exec(authorization)?.[1]);
+    const bearer = BEARER.exec(authorization)?.[1];
+    if (bearer !== undefined && tokens && !KEY_PREFIXES.some((prefix) => bearer.startsWith(prefix))) return tokens(ctx, bearer).then((p) => limit(ctx, p, next));
+    const principal = keys.authenticate(bearer);
     return principal instanceof Promise ? principal.then((p) => limit(ctx, p, next)) : limit(ctx, principal, next);
   };
 }
@@ -64,5 +72,24 @@ export function chargeMore(limiter: RateLimiter): ChargeMore {
     const decisions = await Promise.all(Array.from({ length: units }, () => Promise.resolve(limiter.check(principal.key._id, principal.rateLimitPerMinute))));
     const refused = decisions.find((d) => !d.allowed);
     answer(ctx, refused ?? decisions.reduce((low, d) => (d.remaining < low.remaining ? d : low)));
+  };
+}
+
+/**
+ * A 401 answered through `door` carries `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 9728): where a client
+ * that holds no usable credential finds the authorization server to get one from.
+ */
+export function challengeOnUnauthorized(door: (ctx: ApiContext, next: Next) => Promise<void>, metadataUrl: (ctx: ApiContext) => string | null) {
+  const challenge = (ctx: ApiContext, error: unknown): never => {
+    const url = error instanceof UnauthorizedError ? metadataUrl(ctx) : null;
+    if (url !== null) ctx.set('WWW-Authenticate', `Bearer resource_metadata="${url}"`);
+    throw error;
+  };
+  return function challenged(ctx: ApiContext, next: Next): Promise<void> {
+    try {
+      return door(ctx, next).catch((error: unknown) => challenge(ctx, error));
+    } catch (error) {
+      return challenge(ctx, error);
+    }
   };
 }

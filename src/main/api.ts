@@ -8,7 +8,7 @@ import { observe } from '../http/observe.ts';
 import { errorEnvelope } from '../http/errors.ts';
 import { transportErrorBody } from '../http/error-response.ts';
 import { opsEndpoints } from '../http/ops.ts';
-import { chargeMore, gate } from '../http/gate.ts';
+import { challengeOnUnauthorized, chargeMore, gate } from '../http/gate.ts';
 import { jsonBody } from '../http/body.ts';
 import { idempotency } from '../http/idempotency.ts';
 import { mount, type RouteSpec } from '../http/route-table.ts';
@@ -51,7 +51,10 @@ import { ConversionService } from '../conversions/conversion.service.ts';
 import { conversionRoutes } from '../conversions/conversion.routes.ts';
 import { buildReportService } from './reports.ts';
 import { PUBLIC_REPORT_PATH, reportRoutes } from '../reports/report.routes.ts';
-import { mcpRoutes } from '../mcp/mcp.routes.ts';
+import { MCP_PATH, mcpRoutes } from '../mcp/mcp.routes.ts';
+import { OAuthService } from '../oauth/oauth.service.ts';
+import { buildAuthorizationServer } from '../oauth/authorization-server.ts';
+import { authorizedAppRoutes, consentRoutes, oauthEndpoints, resourceMetadataUrl } from '../oauth/oauth.routes.ts';
 import { AlertService } from '../alerts/alert.service.ts';
 import { alertRoutes } from '../alerts/alert.routes.ts';
 import { openApiRoutes } from '../http/openapi.routes.ts';
@@ -255,6 +258,37 @@ export function buildApi(infra: Infra): ApiService {
     ...partnerAnalyticsRoutes(analytics, { partners: stores.partners, workspaces: stores.workspaces, defaultWorkspaceRatePerMinute: config.rateLimit.workspacePerMinute }),
     ...importRoutes(new ImportService({ store: stores.imports, box: new SecretBox(config.secretKey, IMPORT_SEAL_PURPOSE) })),
   ];
+
+  // The authorization server MCP hosts connect through: a token is bound to the tool server, or to the whole API.
+  const issuer = config.publicApiUrl.replace(/\/+$/, '');
+  const resources = { mcp: `${issuer}/v1${MCP_PATH}`, api: `${issuer}/v1` };
+  const oauth = new OAuthService({
+    store: stores.oauth,
+    memberships: stores.memberships,
+    workspaces: stores.workspaces,
+    partners: stores.partners,
+    users: stores.users,
+    logger,
+    resources,
+    defaultRateLimits: config.rateLimit,
+    scopeKinds: () => scopeKindsOf(routes),
+  });
+  const authorizationServer = buildAuthorizationServer(
+    stores.oauth,
+    { grantEnded: (grantId) => oauth.grantEnded(grantId), now: Date.now },
+    {
+      issuer,
+      resources: [resources.mcp, resources.api],
+      secretKey: config.secretKey,
+      accessTokenTtlSeconds: config.oauth.accessTokenTtlSeconds,
+      refreshTokenTtlSeconds: config.oauth.refreshTokenTtlSeconds,
+      behindProxy: config.redirect.trustedProxyHops > 0,
+      accountExists: (userId) => oauth.accountExists(userId),
+    },
+  );
+  oauth.attach(authorizationServer);
+  const oauthAnswer = oauthEndpoints(authorizationServer, { issuer, resources, docsUrl: config.docsBaseUrl });
+  routes.push(...authorizedAppRoutes(oauth));
   // The tool server's tools are the operations of the finished table, read on its first request.
   routes.push(...mcpRoutes(() => routes, { logger, version: '1.0.0', chargeMore: chargeMore(stores.rateLimiter) }));
   // The /auth routes published in the document as well (password reset: a front end of its own may offer it),
@@ -325,6 +359,7 @@ export function buildApi(infra: Infra): ApiService {
     ...sessionRoutes,
     ...memberRoutes(members, { cookie, trustedProxyHops, ownOrigin }),
     ...downloadRoutes(downloadTickets, auth),
+    ...consentRoutes(oauth),
     ...dashboardKeyRoutes(new KeyAdminService({ keys: stores.keys, keyService: keys, memberships: stores.memberships, bus, scopeKinds: () => scopeKindsOf(routes) })),
     ...(config.dashboard.oidc
       ? oidcRoutes({
@@ -347,7 +382,12 @@ export function buildApi(infra: Infra): ApiService {
   // Layers are chosen per request instead of stacked: a GET never passes through the body parser or the
   // idempotency check, and operations endpoints never through authentication (each Koa layer costs every request).
   const routing = [v1.routes() as Middleware<ApiState>, fallback(v1)];
-  const door = gate(keys, stores.rateLimiter, sessionPrincipal(auth, ownOrigin, sessionCache));
+  const mcpMetadata = resourceMetadataUrl(issuer, resources.mcp);
+  const apiMetadata = resourceMetadataUrl(issuer, resources.api);
+  const door = challengeOnUnauthorized(
+    gate(keys, stores.rateLimiter, sessionPrincipal(auth, ownOrigin, sessionCache), (ctx, token) => oauth.principalFor(token, ctx.path)),
+    (ctx) => (ctx.path === `/v1${MCP_PATH}` ? mcpMetadata : apiMetadata),
+  );
   const reads = compose<ApiContext>([door, ...routing]);
   const mutations = compose<ApiContext>([
     door,
@@ -366,6 +406,8 @@ export function buildApi(infra: Infra): ApiService {
     if (ctx.method === 'GET' && ctx.path.startsWith(`${DOWNLOADS_PATH}/`)) return download(ctx);
     if (ctx.path === '/auth' || ctx.path.startsWith('/auth/')) return READ_METHODS.has(ctx.method) ? authReads(ctx) : authMutations(ctx);
     if (ctx.path === '/dashboard' || ctx.path.startsWith('/dashboard/')) return dashboard(ctx);
+    const answered = oauthAnswer(ctx);
+    if (answered) return answered;
     if (ctx.path === '/' && READ_METHODS.has(ctx.method)) {
       ctx.redirect('/dashboard/');
       return Promise.resolve();

@@ -1,3 +1,4 @@
+import { OAuthStore } from '../oauth/oauth.store.ts';
 import type { Db } from 'mongodb';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -83,6 +84,8 @@ export class Stores {
     readonly resetsPerIp: PasswordAttempts;
   };
   readonly imports: ImportStore;
+  /** The authorization server's records and the apps people authorised (MCP hosts connected by URL). */
+  readonly oauth: OAuthStore;
 
   constructor(db: Db, logger: Logger, config: Config) {
     this.workspaces = new WorkspaceStore(db);
@@ -123,6 +126,7 @@ export class Stores {
     this.signInLinks = new SignInLinkStore(db);
     this.imports = new ImportStore(db);
     this.passwordResets = new SignInLinkStore(db, 'password_resets');
+    this.oauth = new OAuthStore(db);
     const { signInMaxAttempts, signInMaxAttemptsPerIp, signInMaxAttemptsPerAccount, signInWindowMs, passwordResetsPerAccount, passwordResetsPerIp } = config.dashboard;
     const attempts = (maxAttempts: number, windowMs: number) => new PasswordAttempts(db, { maxAttempts, windowMs, secretKey: config.secretKey });
     this.signInAttempts = {
@@ -138,6 +142,7 @@ export class Stores {
     await Promise.all([
       this.workspaces.ensureIndexes(),
       this.keys.ensureIndexes(),
+      this.oauth.ensureIndexes(),
       this.events.ensureIndexes(),
       this.idempotency.ensureIndexes(),
       this.rateLimiter.ensureIndexes(),

@@ -19,8 +19,11 @@ import type { Principal } from '../tenancy/principal.ts';
 import { toolsOf, type Tool, type ToolOutput } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
-/** Operations that are not tools: the tool server itself, and those that make no sense to an assistant. */
-const NOT_TOOLS = new Set(['mcp', 'getOpenApi', 'rotateWebhookSecret']);
+/**
+ * Operations that are not tools: the tool server itself, those that make no sense to an assistant, and revoking the
+ * authorisations that assistants themselves run on (a person does that on the keys page).
+ */
+const NOT_TOOLS = new Set(['mcp', 'getOpenApi', 'rotateWebhookSecret', 'revokeAuthorizedApp']);
 
 const connect = { kind: 'any', scope: 'tools:read' } as const;
 const change = { kind: 'any', scope: 'tools:write' } as const;

@@ -29,7 +29,7 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export type IdKind = 'ws' | 'ptr' | 'key' | 'evt' | 'lnk' | 'dom' | 'wh' | 'dlv' | 'tag' | 'fld' | 'ipl' | 'cnv' | 'rpt' | 'alr' | 'alf' | 'pln' | 'pmt' | 'rfd' | 'po' | 'usr' | 'ses' | 'inv' | 'mbr' | 'imp';
+export type IdKind = 'ws' | 'ptr' | 'key' | 'evt' | 'lnk' | 'dom' | 'wh' | 'dlv' | 'tag' | 'fld' | 'ipl' | 'cnv' | 'rpt' | 'alr' | 'alf' | 'pln' | 'pmt' | 'rfd' | 'po' | 'usr' | 'ses' | 'inv' | 'mbr' | 'imp' | 'app';
 
 /** Resource ids are prefixed by kind (`ws_…`, `key_…`) so a misplaced id is obvious in logs and support tickets. */
 export function newId(kind: IdKind): string {

@@ -59,14 +59,18 @@ describe('dashboard sign-in with OpenID Connect (real provider over HTTP)', func
     });
     // The provider's login and consent screens: the test answers them as `loginAs`, at once.
     provider.use(async (ctx, next) => {
-      if (!ctx.path.startsWith('/interaction/')) return next();
+      if (!ctx.path.startsWith('/interaction/')) {
+        await next();
+        return;
+      }
       const grant = new provider.Grant({ accountId: loginAs, clientId: 'linkplane' });
       grant.addOIDCScope('openid email profile');
       const grantId = await grant.save();
       ctx.respond = false;
       await provider.interactionFinished(ctx.req, ctx.res, { login: { accountId: loginAs }, consent: { grantId } }, { mergeWithLastSubmission: false });
     });
-    idp.on('request', provider.callback());
+    const answer = provider.callback();
+    idp.on('request', (req, res) => void answer(req, res));
 
     api = await startApi(
       testEnv(mongo, {

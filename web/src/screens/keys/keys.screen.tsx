@@ -12,6 +12,7 @@ import { useFetch } from '../../components/use-fetch.ts';
 import { CreateKeyForm } from './create-key-form.tsx';
 import { keyState, type CreatedKey, type KeyRecord, type ScopeInfo } from './key-types.ts';
 import { NewKeyPanel } from './new-key-panel.tsx';
+import { AuthorizedApps } from './authorized-apps.tsx';
 import './keys.css';
 
 /** API keys of the workspace or partner in view: create (owners), list with last use, revoke (owners). */
@@ -98,6 +99,7 @@ export default function KeysScreen() {
           />
         )}
       </section>
+      {context.kind === 'workspace' && <AuthorizedApps owner={owner} />}
       <ConfirmDialog
         open={revoking !== null}
         title={`Revoke “${revoking?.name ?? revoking?.prefix ?? ''}”?`}
