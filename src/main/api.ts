@@ -216,6 +216,10 @@ export function buildApi(infra: Infra): ApiService {
     links: stores.links.collection,
     defaultBaseUrl: config.shortLinkBaseUrl,
     memo: keeps > 0 ? new EstimateMemo(Math.floor(keeps / 8), metrics.registry) : undefined,
+    geo: {
+      location: config.redirect.geoip.cityDb !== null || config.redirect.trustEdgeHeaders,
+      network: config.redirect.geoip.asnDb !== null || config.redirect.trustEdgeHeaders,
+    },
   });
 
   const routes: RouteSpec[] = [
