@@ -51,7 +51,24 @@ export interface Breakdown {
   range: Range;
   dimension: string;
   total_clicks: number;
+  unique_visitors_error: number;
+  /** Whether this installation resolves visitor locations and networks at all. */
+  geo: { location: boolean; network: boolean };
   data: BreakdownRow[];
+}
+
+/** Dimensions whose values come from GeoIP (or trusted edge headers): `location` for these, `network` for asn. */
+export const LOCATION_DIMENSIONS: ReadonlySet<string> = new Set(['country', 'region', 'city']);
+
+/** Why a breakdown's values are all empty when the installation cannot resolve them; null when it can. */
+export function unresolvedReason(breakdown: Breakdown): string | null {
+  if (LOCATION_DIMENSIONS.has(breakdown.dimension) && !breakdown.geo.location) {
+    return 'Visitor locations are not recorded: this installation has no GeoIP City database (GEOIP_CITY_DB) and does not trust edge headers (TRUST_EDGE_HEADERS).';
+  }
+  if (breakdown.dimension === 'asn' && !breakdown.geo.network) {
+    return 'Networks are not recorded: this installation has no GeoIP ASN database (GEOIP_ASN_DB) and does not trust edge headers (TRUST_EDGE_HEADERS).';
+  }
+  return null;
 }
 
 export interface TopLink {
