@@ -23,7 +23,7 @@ export async function strictAudit(page: Page, label: string): Promise<void> {
 }
 
 describe('Dashboard: conversions, alerts, abuse reports and workspace settings', function () {
-  this.timeout(180_000);
+  this.timeout(360_000);
 
   let dash: Dashboard;
   let key: string;
