@@ -65,7 +65,7 @@ describe('Dashboard: conversions, alerts, abuse reports and workspace settings',
     // The 30-day totals come from the rollups the worker writes: once the API has them, the screen shows them.
     await until(async () => ((await v1('GET', '/analytics/summary?interval=30d')).body as { revenue: Record<string, number> }).revenue.EUR === 4999, 60_000, 'the revenue in the rollups');
     await page.reload();
-    const totals = page.getByRole('region', { name: 'Last 30 days' });
+    const totals = page.getByRole('region', { name: 'Last 30 days', exact: true });
     await totals.getByText(euros).waitFor();
     await page.getByRole('region', { name: 'Revenue per link, last 30 days' }).getByRole('row', { name: /shop/ }).getByText(euros).waitFor();
     await strictAudit(page, '/conversions');
@@ -124,7 +124,7 @@ describe('Dashboard: conversions, alerts, abuse reports and workspace settings',
   });
 
   it('resolves a filed abuse report by blocking the link, which then answers 410 on the redirect', async () => {
-    const filed = await fetch(`${dash.apiUrl}/public/reports`, {
+    const filed = await fetch(`${dash.apiUrl}/v1/public/reports`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ short_url: link.short_url, reason: 'phishing', details: 'Asks for my bank password', reporter_contact: 'victim@example.org' }),

@@ -27,7 +27,7 @@ export default function ReportsScreen() {
 
   return (
     <Page title="Abuse reports">
-      <p>Anyone may report a short link as phishing, malware or spam (the report form on the short domain, or POST /public/reports). Review each one here.</p>
+      <p>Anyone may report a short link as phishing, malware or spam (the report form on the short domain, or POST /v1/public/reports). Review each one here.</p>
       <Field label="Show">
         {(control) => (
           <select {...control} value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
