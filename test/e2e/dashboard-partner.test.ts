@@ -209,7 +209,7 @@ describe('Dashboard: partner', function () {
     try {
       await audit.page.getByLabel('Workspace or partner in view').selectOption(dash.partnerId);
       await audit.page.goto(`${dash.apiUrl}/dashboard/partner/clients`);
-      await audit.page.getByRole('button', { name: 'Invite the owner of Globex' }).click();
+      await audit.page.getByRole('button', { name: 'Invite owner of Globex' }).click();
       const dialog = audit.page.getByRole('dialog', { name: 'Invite the owner of Globex' });
       await dialog.waitFor();
       expect(await axeOn(audit.page, 'moderate'), 'axe on the invite dialog').to.deep.equal([]);

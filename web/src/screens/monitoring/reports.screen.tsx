@@ -76,7 +76,7 @@ export default function ReportsScreen() {
           </dl>
           <div class="form-buttons">
             <a href={to(`/links/${report.link_id}`)}>Open the link</a>
-            <button type="button" class="secondary small" onClick={() => setResolving(report)} aria-label={`${report.status === 'open' ? 'Resolve' : 'Change the resolution of'} the report about ${report.short_url}`}>
+            <button type="button" class="secondary small" onClick={() => setResolving(report)} aria-label={`${report.status === 'open' ? 'Resolve' : 'Change resolution of'} the report about ${report.short_url}`}>
               {report.status === 'open' ? 'Resolve' : 'Change resolution'}
             </button>
           </div>

@@ -107,7 +107,7 @@ export default function ClientsScreen() {
                     </button>
                   )}
                   {owner && (
-                    <button type="button" class="secondary outline small" onClick={() => setInviting(c)} aria-label={`Invite the owner of ${c.name}`}>
+                    <button type="button" class="secondary outline small" onClick={() => setInviting(c)} aria-label={`Invite owner of ${c.name}`}>
                       Invite owner
                     </button>
                   )}
