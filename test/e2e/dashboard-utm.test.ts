@@ -51,7 +51,7 @@ describe('Dashboard: UTM parameters on every destination, and saved templates', 
     const link = created.body as ApiLink;
 
     await page.goto(`${dash.apiUrl}/dashboard/links/${link.id}`);
-    await page.getByText('UTM parameters', { exact: true }).click();
+    await page.locator('summary', { hasText: /^UTM parameters/ }).click();
     await page.getByLabel('Source (utm_source)').fill('newsletter');
     await page.getByLabel('Campaign (utm_campaign)').fill('spring-sale');
     await page.getByLabel('Content (utm_content)').fill('footer');
@@ -68,9 +68,9 @@ describe('Dashboard: UTM parameters on every destination, and saved templates', 
     // Reopened, the editor shows the UTM apart and the variants with only what is their own.
     await page.reload();
     expect(await page.getByLabel('Destination URL').inputValue()).to.equal('https://example.com/main');
-    await page.getByText('UTM parameters', { exact: true }).click();
+    await page.locator('summary', { hasText: /^UTM parameters/ }).click();
     expect(await page.getByLabel('Source (utm_source)').inputValue()).to.equal('newsletter');
-    await page.getByText('A/B test', { exact: true }).click();
+    await page.locator('summary', { hasText: /^A\/B test/ }).click();
     expect(await page.getByLabel('Variant 1 URL').inputValue()).to.equal('https://example.com/a?utm_content=hero');
     expect(await page.getByLabel('Variant 2 URL').inputValue()).to.equal('https://example.com/b');
 
@@ -98,7 +98,7 @@ describe('Dashboard: UTM parameters on every destination, and saved templates', 
   });
 
   it('saves the parameters as a workspace template and applies it to a new link', async () => {
-    await page.getByText('UTM parameters', { exact: true }).click();
+    await page.locator('summary', { hasText: /^UTM parameters/ }).click();
     await page.getByLabel('Save these parameters as a template named').fill('Newsletter');
     await page.getByRole('button', { name: 'Save the template' }).click();
     await page.getByText('Template Newsletter saved.').waitFor();
@@ -107,7 +107,7 @@ describe('Dashboard: UTM parameters on every destination, and saved templates', 
 
     await page.goto(`${dash.apiUrl}/dashboard/links/new`);
     await page.getByLabel('Destination URL').fill('https://example.com/new');
-    await page.getByText('UTM parameters', { exact: true }).click();
+    await page.locator('summary', { hasText: /^UTM parameters/ }).click();
     await page.getByLabel('Saved template').selectOption('Newsletter');
     await page.getByRole('button', { name: 'Apply the template' }).click();
     expect(await page.getByLabel('Source (utm_source)').inputValue()).to.equal('newsletter');

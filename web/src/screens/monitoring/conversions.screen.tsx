@@ -102,7 +102,7 @@ export default function ConversionsScreen() {
         )}
         {list.items.length > 0 && (
           <DataTable
-            caption="Conversions"
+            caption="Conversion list"
             hideCaption
             columns={[
               { label: 'When', render: (c) => localDateTime(c.occurred_at) },

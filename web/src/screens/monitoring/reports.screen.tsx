@@ -42,9 +42,9 @@ export default function ReportsScreen() {
       {!list.loading && !list.error && list.items.length === 0 && <EmptyState title={status === 'open' ? 'Nothing to review' : 'No reports'}>Reports about your links appear here.</EmptyState>}
       {list.items.map((report) => (
         <article key={report.id} class="report-card" aria-labelledby={`report-${report.id}`}>
-          <h3 id={`report-${report.id}`}>
+          <h2 id={`report-${report.id}`}>
             {REPORT_REASONS[report.reason] ?? report.reason}: {report.short_url.replace(/^https?:\/\//, '')}
-          </h3>
+          </h2>
           <dl class="facts">
             <dt>Destination</dt>
             <dd>{report.destination}</dd>
