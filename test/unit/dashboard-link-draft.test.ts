@@ -45,7 +45,7 @@ describe('Dashboard link editor: drafts to API bodies', () => {
       aLink({
         url: 'https://example.com/p?a=1&utm_source=news&utm_campaign=fall',
         ab_test: { enabled: true, variants: [{ url: 'https://example.com/a?utm_source=news&utm_content=hero', weight: 1 }, { url: 'https://example.com/b?utm_source=news&utm_campaign=fall', weight: 1 }] },
-      } as Partial<Link>),
+      }),
     );
     expect(draft.url).to.equal('https://example.com/p?a=1');
     expect(draft.utm).to.deep.equal({ utm_source: 'news', utm_medium: '', utm_campaign: 'fall', utm_term: '', utm_content: '' });
@@ -56,7 +56,7 @@ describe('Dashboard link editor: drafts to API bodies', () => {
     const link = aLink({
       url: 'https://example.com/p?utm_source=news',
       ab_test: { enabled: true, variants: [{ url: 'https://example.com/a?utm_source=news', weight: 1 }, { url: 'https://example.com/b?utm_source=news', weight: 1 }] },
-    } as Partial<Link>);
+    });
     const original = draftOf(link);
     expect(updateBody({ ...original, title: 'Other' }, original)).to.deep.equal({ title: 'Other' });
     const changed = updateBody({ ...original, utm: { ...original.utm, utm_source: 'ads', utm_medium: 'cpc' } }, original);
