@@ -11,13 +11,14 @@ import { callApi, type Reply } from '../helpers/http.ts';
 
 const DESKTOP = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
-interface ApiLink {
+// A type alias, not an interface: it takes the API answer's index signature.
+type ApiLink = {
   id: string;
   slug: string;
   short_url: string;
   url: string;
   ab_test: { variants: Array<{ url: string }> } | null;
-}
+};
 
 describe('Dashboard: UTM parameters on every destination, and saved templates', function () {
   this.timeout(360_000);
