@@ -64,6 +64,24 @@ function query<P extends Record<string, TSchema>>(extra: P) {
 export const analyticsQuery = query;
 
 /** A breakdown's answer for the given dimension names. */
+/** What this installation can tell about where visitors are, so an empty location column can be explained. */
+export const GeoSourcesSchema = Type.Object(
+  {
+    country: Type.Boolean({
+      description:
+        'Countries are resolved: a GeoIP City database (GEOIP_CITY_DB) is configured, the packaged open data is on (GEOIP_OPEN_DATA, the default), or edge headers are trusted (TRUST_EDGE_HEADERS). False: `country` is null on every click',
+    }),
+    location: Type.Boolean({
+      description: 'Regions and cities are resolved: a GeoIP City database (GEOIP_CITY_DB) is configured or edge headers are trusted (TRUST_EDGE_HEADERS). False: they are null on every click',
+    }),
+    network: Type.Boolean({
+      description: 'Networks (`asn`) are resolved: a GeoIP ASN database (GEOIP_ASN_DB) is configured, the packaged open data is on, or edge headers are trusted. False: `asn` is null on every click',
+    }),
+  },
+  { ...closed, $id: 'GeoSources' },
+);
+export type GeoSources = Static<typeof GeoSourcesSchema>;
+
 export function breakdownSchema<D extends readonly string[]>(dimensions: D) {
   return Type.Object(
     {
@@ -71,6 +89,7 @@ export function breakdownSchema<D extends readonly string[]>(dimensions: D) {
       dimension: StringEnum(dimensions),
       total_clicks: Count,
       unique_visitors_error: UniquesError,
+      geo: GeoSourcesSchema,
       data: Type.Array(BreakdownRow),
     },
     closed,

@@ -32,6 +32,7 @@ import {
   type TimeseriesQuery,
   type TopLinks,
   type TopLinksQuery,
+  type GeoSources,
 } from './analytics.schemas.ts';
 
 export interface AnalyticsScope {
@@ -180,6 +181,8 @@ export interface AnalyticsServiceOptions {
   defaultBaseUrl: string;
   /** Estimates kept from one query to the next (an api process's); none: every estimate is worked out afresh. */
   memo?: EstimateMemo;
+  /** Which visitor location facts the redirect resolves (from the shared GeoIP configuration); absent: none. */
+  geo?: GeoSources;
 }
 
 type GroupBy = 'value' | 'link' | 'workspace' | 'none';
@@ -300,6 +303,7 @@ export class AnalyticsService {
       bots: r.bots,
       dimension,
       total_clicks: total,
+      geo: this.o.geo ?? { country: false, location: false, network: false },
       // Per workspace without a visitor filter, the rows are the totals' sketches.
       unique_visitors_error: rows.every((row) => row.acc.exact(r.bots)) ? 0 : dimension === 'workspace' && !r.visitor ? ERROR_BOUNDS.totals : ERROR_BOUNDS.values,
       data: rows.map(({ key, acc, clicks }) => ({

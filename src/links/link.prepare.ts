@@ -26,6 +26,37 @@ export function applyUtm(url: string, utm: Utm | undefined): string {
   return parsed.toString();
 }
 
+/** Adds the UTM parameters the destination does not set itself (a variant's own `utm_content` is kept). */
+function addUtm(url: string, utm: Utm): string {
+  const parsed = new URL(url);
+  let added = false;
+  for (const [name, value] of Object.entries(utm)) {
+    if (typeof value === 'string' && !parsed.searchParams.has(name)) {
+      parsed.searchParams.set(name, value);
+      added = true;
+    }
+  }
+  return added ? parsed.toString() : url;
+}
+
+/**
+ * A link's UTM parameters on every destination it sends visitors to: the main `url` (replacing parameters of the same
+ * name, as at creation), and, where they do not set that parameter themselves, the A/B variants, the rotator
+ * destinations and the redirects of the link's rules.
+ */
+export function withUtm<T extends Omit<LinkContent, 'url'> & { url?: string }>(content: T, utm: Utm | undefined): T {
+  if (!utm || Object.keys(utm).length === 0) return content;
+  return {
+    ...content,
+    ...(content.url !== undefined ? { url: applyUtm(content.url, utm) } : {}),
+    ...(content.ab_test ? { ab_test: { ...content.ab_test, variants: content.ab_test.variants.map((v) => ({ ...v, url: addUtm(v.url, utm) })) } } : {}),
+    ...(content.rotator ? { rotator: { ...content.rotator, destinations: content.rotator.destinations.map((d) => ({ ...d, url: addUtm(d.url, utm) })) } } : {}),
+    ...(content.rules
+      ? { rules: content.rules.map((rule) => (rule.action.type === 'redirect' && 'url' in rule.action && typeof rule.action.url === 'string' ? { ...rule, action: { ...rule.action, url: addUtm(rule.action.url, utm) } } : rule)) }
+      : {}),
+  };
+}
+
 /** Which plan capabilities a link's content uses. */
 export function capabilitiesUsed(content: LinkContent, password: boolean): Capability[] {
   const used: Capability[] = [];

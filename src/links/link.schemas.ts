@@ -13,7 +13,7 @@ import { RuleSchema, TargetingEntrySchema } from '../rules/rule.schemas.ts';
 export const REDIRECT_TYPES = [301, 302, 307, 308] as const;
 
 // ---------------------------------------------------------------------------------------------------------------
-// utm (create only)
+// utm (create and update)
 // ---------------------------------------------------------------------------------------------------------------
 
 const UtmValue = Text(1, 200);
@@ -26,7 +26,9 @@ export const UtmSchema = Type.Object(
     utm_term: Type.Optional(UtmValue),
     utm_content: Type.Optional(UtmValue),
   },
-  { ...closed, description: 'UTM parameters added to the destination URL at creation' },
+  { ...closed, description:
+      'UTM parameters written into the destinations when the link is created or updated: into `url`, replacing parameters of the same name, ' +
+      'and into each A/B variant, rotator destination and rule redirect that does not set that parameter itself' },
 );
 export type Utm = Static<typeof UtmSchema>;
 
@@ -239,6 +241,7 @@ export const LinkUpdateSchema = Type.Object(
     url: Type.Optional(HttpUrl(8192, { description: 'Destination' })),
     ...linkContent,
     archived: Type.Optional(Type.Boolean()),
+    utm: Type.Optional(UtmSchema),
   },
   { ...closed, minProperties: 1, $id: 'LinkUpdate' },
 );

@@ -20,7 +20,7 @@ import { linkView } from './link.view.ts';
 import { LinkRenderer } from './link.render.ts';
 import { exportLinks, type LinkExportFormat } from './link.export.ts';
 import type { Blocklist } from '../config/link-safety.ts';
-import { applyUtm, batchLookups, capabilitiesUsed, checkReferences, generateSlug, type LinkContent, type ReferenceLookups } from './link.prepare.ts';
+import { withUtm, batchLookups, capabilitiesUsed, checkReferences, generateSlug, type LinkContent, type ReferenceLookups } from './link.prepare.ts';
 import { withRuleIds } from '../rules/rule-checks.ts';
 import { LinkStoredSchema, type Link, type LinkCreate, type LinkListQuery, type LinkUpdate } from './link.schemas.ts';
 
@@ -249,9 +249,9 @@ export class LinkService {
 
   async update(principal: WorkspacePrincipal, id: string, patch: LinkUpdate): Promise<Link> {
     const existing = await this.find(principal, id);
-    const { password, ...changes } = patch;
+    const { password, utm, ...changes } = patch;
     // The merged link must satisfy the same schema as a new one: a patch cannot leave it half-valid.
-    const merged = validateStored({ ...contentOf(existing), ...changes }) as LinkContent;
+    const merged = withUtm(validateStored({ ...contentOf(existing), ...changes }) as LinkContent, utm);
     const passwordHash = password === undefined ? existing.password_hash : password === null ? null : await hashPassword(password);
     const touched = capabilitiesUsed(changes as LinkContent, password !== undefined && password !== null);
     requireCapabilities(principal, touched);
@@ -343,7 +343,7 @@ export class LinkService {
     return {
       _id: newId('lnk'),
       workspace_id: principal.workspace._id,
-      ...docFields({ ...content, url: applyUtm(content.url, utm) }),
+      ...docFields(withUtm(content, utm)),
       domain_id: domain.id,
       domain: domain.hostname,
       slug: content.slug ?? generateSlug(),

@@ -231,6 +231,11 @@ export function buildApi(infra: Infra): ApiService {
     links: stores.links.collection,
     defaultBaseUrl: config.shortLinkBaseUrl,
     memo: keeps > 0 ? new EstimateMemo(Math.floor(keeps / 8), metrics.registry) : undefined,
+    geo: {
+      country: config.redirect.geoip.cityDb !== null || config.redirect.geoip.openData || config.redirect.trustEdgeHeaders,
+      location: config.redirect.geoip.cityDb !== null || config.redirect.trustEdgeHeaders,
+      network: config.redirect.geoip.asnDb !== null || config.redirect.geoip.openData || config.redirect.trustEdgeHeaders,
+    },
   });
 
   const routes: RouteSpec[] = [

@@ -59,6 +59,10 @@ export const ClientSchema = Type.Object(
     id: Type.String(),
     name: Type.String(),
     plan: Nullable(Type.String(), { description: 'The partner plan the client is on (`pln_…`), or null' }),
+    platform_plan: Type.Object(
+      { id: Type.String(), name: Type.String() },
+      { additionalProperties: false, description: 'The platform plan of the workspace (`free`, `pro`, `business`…): its limits and capabilities when `plan` is null' },
+    ),
     status: StringEnum(SUBSCRIPTION_STATES, { description: 'The subscription state (as subscription.state)' }),
     subscription: SubscriptionSchema,
     billing_customer_id: Nullable(Type.String()),

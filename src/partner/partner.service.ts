@@ -35,6 +35,7 @@ export function clientView(ws: WorkspaceDoc): Client {
     id: ws._id,
     name: ws.name,
     plan: ws.partner_plan_id ?? null,
+    platform_plan: { id: ws.plan_id, name: planById(ws.plan_id)?.name ?? ws.plan_id },
     status: subscription.state,
     subscription: {
       state: subscription.state,

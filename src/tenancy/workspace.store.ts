@@ -30,12 +30,20 @@ export interface WorkspaceDoc {
   redirect_suspended?: boolean;
   /** IANA time zone analytics answer in when a request names none; absent: UTC. */
   timezone?: string;
+  /** Saved UTM parameter sets offered in the link editor (PATCH /workspace); absent: none. */
+  utm_templates?: UtmTemplateDoc[];
+}
+
+/** A named set of `utm_*` parameters, stored as given (the names are the five of the links API). */
+export interface UtmTemplateDoc {
+  name: string;
+  utm: Record<string, string>;
 }
 
 /** Days a click id stays attributable when the workspace has not set `attribution_window_days`. */
 export const DEFAULT_ATTRIBUTION_WINDOW_DAYS = 30;
 
-export type WorkspaceSettingsChanges = Partial<Pick<WorkspaceDoc, 'rules' | 'conversion_tracking' | 'attribution_window_days' | 'timezone' | 'settings_updated_at'>>;
+export type WorkspaceSettingsChanges = Partial<Pick<WorkspaceDoc, 'name' | 'owner_email' | 'utm_templates' | 'rules' | 'conversion_tracking' | 'attribution_window_days' | 'timezone' | 'settings_updated_at'>>;
 
 export class WorkspaceStore {
   readonly collection: Collection<WorkspaceDoc>;

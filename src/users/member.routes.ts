@@ -1,6 +1,6 @@
 import { route, type RouteSpec } from '../http/route-table.ts';
 import type { ApiContext } from '../http/context.ts';
-import { AcceptInviteBody, ContextQuery, InviteBody, MemberQuery, SessionSchema } from './auth.schemas.ts';
+import { AcceptInviteBody, ContextBody, ContextQuery, InviteBody, JoinedSchema, MemberQuery, SessionSchema } from './auth.schemas.ts';
 import type { MemberService } from './member.service.ts';
 import { clientMeta, signedInOf } from './auth.routes.ts';
 import { checkCsrf, setSessionCookie, type CookiePolicy } from '../http/session-cookie.ts';
@@ -40,6 +40,19 @@ export function memberRoutes(members: MemberService, options: { cookie: CookiePo
       handler: async (ctx, { query }) => {
         await members.remove(signedInOf(ctx), query.context, query.user_id);
         ctx.status = 204;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/memberships',
+      operationId: 'joinClientWorkspace',
+      tag: TAG,
+      summary: 'Join a client workspace of a partner you own, as its owner (to open it in the dashboard); a member already stays as is',
+      auth: null,
+      body: ContextBody,
+      responses: [{ status: 200, description: 'The membership now held', schema: JoinedSchema }],
+      handler: async (ctx, { body }) => {
+        ctx.body = await members.joinClient(signedInOf(ctx), body.context);
       },
     }),
     route({

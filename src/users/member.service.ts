@@ -53,10 +53,35 @@ export class MemberService {
   }
 
   private async membershipIn(signedIn: SignedIn, context: string, role?: Role): Promise<MembershipDoc> {
-    const membership = await this.d.memberships.find(signedIn.user._id, context);
+    const membership = (await this.d.memberships.find(signedIn.user._id, context)) ?? (await this.asPartnerOwner(signedIn, context));
     if (!membership) throw new ForbiddenError('This user does not belong to that workspace or partner.');
     if (role === 'owner' && membership.role !== 'owner') throw new ForbiddenError('Only owners manage members and invitations.');
     return membership;
+  }
+
+  /**
+   * An owner of a partner manages the members of its client workspaces as their owner would (a new client has no
+   * member until the partner invites one): the membership it acts with, not stored; null for anyone else.
+   */
+  private async asPartnerOwner(signedIn: SignedIn, context: string): Promise<MembershipDoc | null> {
+    if (!context.startsWith('ws_')) return null;
+    const workspace = await this.d.workspaces.findById(context);
+    if (!workspace?.partner_id) return null;
+    const partnerRole = await this.d.memberships.find(signedIn.user._id, workspace.partner_id);
+    if (partnerRole?.role !== 'owner') return null;
+    return { _id: partnerRole._id, user_id: signedIn.user._id, kind: 'workspace', target_id: context, role: 'owner', created_at: partnerRole.created_at };
+  }
+
+  /**
+   * A partner owner joins one of its client workspaces as an owner, to open it in the dashboard; already a member,
+   * nothing changes. Anyone else: 403.
+   */
+  async joinClient(signedIn: SignedIn, context: string): Promise<{ context: string; role: Role }> {
+    const existing = await this.d.memberships.find(signedIn.user._id, context);
+    if (existing) return { context, role: existing.role };
+    if (!(await this.asPartnerOwner(signedIn, context))) throw new ForbiddenError('Only an owner of the partner managing this workspace may join it.');
+    await this.d.memberships.join({ _id: newId('mbr'), user_id: signedIn.user._id, kind: 'workspace', target_id: context, role: 'owner', created_at: new Date(this.now()) });
+    return { context, role: 'owner' };
   }
 
   async list(signedIn: SignedIn, context: string) {

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CAPABILITIES } from '../tenancy/plans.ts';
 import { DEFAULT_ATTRIBUTION_WINDOW_DAYS } from '../tenancy/workspace.store.ts';
-import { LinkSchema } from '../links/link.schemas.ts';
+import { LinkSchema, UtmSchema } from '../links/link.schemas.ts';
 import { RuleSchema } from '../rules/rule.schemas.ts';
 
 const Count = Type.Integer({ minimum: 0 });
@@ -18,9 +18,27 @@ const TIMEZONE_DESCRIPTION =
   'IANA time zone name (e.g. `Europe/Paris`) the analytics endpoints answer in when a request names no `timezone`; `UTC` by default. ' +
   'An unknown name is 422 `validation_failed`';
 
-/** PATCH /workspace: the workspace's redirect settings; each field given replaces the stored one. */
+export const MAX_UTM_TEMPLATES = 20;
+
+export const UtmTemplateSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 60, description: 'Unique within the workspace (compared without case)' }),
+    utm: UtmSchema,
+  },
+  { additionalProperties: false, $id: 'UtmTemplate', description: 'A saved set of UTM parameters the dashboard offers when a link is created or edited' },
+);
+export type UtmTemplate = Static<typeof UtmTemplateSchema>;
+
+const NAME_DESCRIPTION = 'The workspace name shown in the dashboard and to its partner';
+const OWNER_EMAIL_DESCRIPTION = "The owner's address for notices (a webhook endpoint turning failing); null when none is on file";
+const UTM_TEMPLATES_DESCRIPTION = `Saved UTM parameter sets (at most ${MAX_UTM_TEMPLATES}), offered in the dashboard's link editor; the list given replaces the stored one`;
+
+/** PATCH /workspace: the workspace's name, notice address and settings; each field given replaces the stored one. */
 export const WorkspaceUpdateSchema = Type.Object(
   {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 120, description: NAME_DESCRIPTION })),
+    owner_email: Type.Optional(Type.Union([Type.String({ maxLength: 254 }), Type.Null()], { description: `${OWNER_EMAIL_DESCRIPTION}; null or "" removes it` })),
+    utm_templates: Type.Optional(Type.Array(UtmTemplateSchema, { maxItems: MAX_UTM_TEMPLATES, description: UTM_TEMPLATES_DESCRIPTION })),
     rules: Type.Optional(Type.Array(RuleSchema, { maxItems: MAX_WORKSPACE_RULES, description: RULES_DESCRIPTION })),
     conversion_tracking: Type.Optional(Type.Boolean({ description: CONVERSION_TRACKING_DESCRIPTION })),
     attribution_window_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, description: ATTRIBUTION_WINDOW_DESCRIPTION })),
@@ -73,6 +91,7 @@ export const WorkspaceProfileSchema = Type.Object(
     conversion_tracking: Type.Boolean({ description: CONVERSION_TRACKING_DESCRIPTION }),
     attribution_window_days: Type.Integer({ minimum: 1, maximum: 90, description: `${ATTRIBUTION_WINDOW_DESCRIPTION} (default ${DEFAULT_ATTRIBUTION_WINDOW_DAYS})` }),
     timezone: Type.String({ description: TIMEZONE_DESCRIPTION }),
+    utm_templates: Type.Array(UtmTemplateSchema, { description: UTM_TEMPLATES_DESCRIPTION }),
   },
   { additionalProperties: false, $id: 'WorkspaceProfile' },
 );

@@ -8,9 +8,9 @@ import type { Rule } from '../rules/rule.schemas.ts';
 import type { IpListStore } from '../iplists/ip-list.store.ts';
 import type { DomainDirectory } from '../links/domains.ts';
 import { effectivePlan, planById, PLAN_IDS, type Capability } from '../tenancy/plans.ts';
-import { DEFAULT_ATTRIBUTION_WINDOW_DAYS, type WorkspaceDoc, type WorkspaceSettingsChanges, type WorkspaceStore } from '../tenancy/workspace.store.ts';
+import { DEFAULT_ATTRIBUTION_WINDOW_DAYS, type UtmTemplateDoc, type WorkspaceDoc, type WorkspaceSettingsChanges, type WorkspaceStore } from '../tenancy/workspace.store.ts';
 import { periodOf, type UsageStore } from '../tenancy/usage.store.ts';
-import type { WorkspaceProfile, WorkspaceUpdate } from './workspace.schemas.ts';
+import type { UtmTemplate, WorkspaceProfile, WorkspaceUpdate } from './workspace.schemas.ts';
 import type { PartnerStore } from '../tenancy/partner.store.ts';
 import { ownerEmail } from '../platform/email.ts';
 import { canonicalZone } from '../analytics/time.ts';
@@ -86,7 +86,14 @@ export class WorkspaceService {
     if (rules) await this.checkRules(workspaceId, rules);
     const timezone = patch.timezone === undefined ? undefined : canonicalZone(patch.timezone);
     if (timezone === null) throw new ValidationError([{ path: 'timezone', message: `"${patch.timezone}" is not an IANA time zone name` }]);
+    const name = patch.name === undefined ? undefined : displayName(patch.name, 120);
+    if (name === null) throw new ValidationError([{ path: 'name', message: 'must be 1 to 120 characters, not all white space' }]);
+    const email = patch.owner_email === undefined ? undefined : noticeEmail(patch.owner_email);
+    const templates = patch.utm_templates === undefined ? undefined : utmTemplates(patch.utm_templates);
     const changes: WorkspaceSettingsChanges = {
+      ...(name !== undefined ? { name } : {}),
+      ...(email !== undefined ? { owner_email: email } : {}),
+      ...(templates !== undefined ? { utm_templates: templates } : {}),
       ...(rules !== undefined ? { rules } : {}),
       ...(patch.conversion_tracking !== undefined ? { conversion_tracking: patch.conversion_tracking } : {}),
       ...(patch.attribution_window_days !== undefined ? { attribution_window_days: patch.attribution_window_days } : {}),
@@ -153,8 +160,35 @@ export class WorkspaceService {
       conversion_tracking: ws.conversion_tracking ?? false,
       attribution_window_days: ws.attribution_window_days ?? DEFAULT_ATTRIBUTION_WINDOW_DAYS,
       timezone: ws.timezone ?? 'UTC',
+      utm_templates: ws.utm_templates ?? [],
     };
   }
+}
+
+/** The notice address as ownerEmail reads it, with the error at this field's path. */
+function noticeEmail(value: string | null): string | null {
+  try {
+    return ownerEmail(value);
+  } catch {
+    throw new ValidationError([{ path: 'owner_email', message: 'must be an e-mail address (name@example.com)' }]);
+  }
+}
+
+/** Trimmed names, unique without case; a template must set at least one parameter. */
+function utmTemplates(templates: readonly UtmTemplate[]): UtmTemplateDoc[] {
+  const details: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  const docs = templates.map((template, i) => {
+    const name = displayName(template.name, 60);
+    if (name === null) details.push({ path: `utm_templates[${i}].name`, message: 'must be 1 to 60 characters, not all white space' });
+    else if (seen.has(name.toLowerCase())) details.push({ path: `utm_templates[${i}].name`, message: `"${name}" is already the name of another template` });
+    else seen.add(name.toLowerCase());
+    const utm = Object.fromEntries(Object.entries(template.utm).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+    if (Object.keys(utm).length === 0) details.push({ path: `utm_templates[${i}].utm`, message: 'must set at least one UTM parameter' });
+    return { name: name ?? template.name, utm };
+  });
+  if (details.length > 0) throw new ValidationError(details);
+  return docs;
 }
 
 /** Which plan capabilities a settings patch uses. */

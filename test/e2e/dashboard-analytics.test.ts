@@ -5,8 +5,8 @@ import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { chromiumMissing } from '../helpers/browser.ts';
-import { checkAccessibility, horizontalOverflow } from '../helpers/dashboard-checks.ts';
-import { startDashboard, type Dashboard } from '../helpers/dashboard.ts';
+import { axeOn, checkAccessibility, horizontalOverflow } from '../helpers/dashboard-checks.ts';
+import { signInThroughForm, startDashboard, type Dashboard } from '../helpers/dashboard.ts';
 import { bearer } from '../helpers/tenants.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -32,14 +32,15 @@ function today(zone: string): string {
 }
 
 describe('Dashboard analytics screen', function () {
-  this.timeout(180_000);
+  this.timeout(360_000);
   let dashboard: Dashboard;
   let link: Link;
   let other: Link;
 
   before(async function () {
     if (chromiumMissing()) this.skip();
-    dashboard = await startDashboard({ redirect: true, worker: true, partner: true });
+    // Without any GeoIP source (the packaged open data turned off), so the screen must say why countries are unknown.
+    dashboard = await startDashboard({ redirect: true, worker: true, partner: true, env: { GEOIP_OPEN_DATA: 'false' } });
     const { key } = await dashboard.tenants.aWorkspaceKey(dashboard.workspaceId);
     const create = async (url: string): Promise<Link> => {
       const res = await fetch(`${dashboard.apiUrl}/v1/links`, { method: 'POST', headers: { ...bearer(key), 'Content-Type': 'application/json' }, body: JSON.stringify({ url }) });
@@ -96,6 +97,59 @@ describe('Dashboard analytics screen', function () {
     await page.getByLabel('Break down by').selectOption('device');
     await page.getByRole('table', { name: 'Clicks by device' }).getByText('desktop').waitFor();
     await page.context().close();
+  });
+
+  it('shows countries, devices, browsers and referrers at once, with each value’s figures on hover and keyboard focus', async () => {
+    const context = await dashboard.browser.browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await signInThroughForm(page, dashboard.apiUrl, dashboard.user);
+    await page.goto(`${dashboard.apiUrl}/dashboard/analytics`);
+    await tile(page, 'clicks').filter({ hasText: /^1$/ }).waitFor();
+    for (const title of ['Countries', 'Devices', 'Browsers', 'Referring sites']) await page.getByRole('region', { name: title }).waitFor();
+    await page.getByRole('region', { name: 'Devices' }).getByRole('button', { name: /^Desktop/ }).waitFor();
+    await page.getByRole('region', { name: 'Browsers' }).getByRole('button', { name: /^Chrome/ }).waitFor();
+    // This installation has no GeoIP database: the country is unknown, and the panel says why.
+    const countries = page.getByRole('region', { name: 'Countries' });
+    await countries.getByText('Unknown (not recorded)', { exact: true }).waitFor();
+    expect(await countries.textContent()).to.include('turned the packaged open data off (GEOIP_OPEN_DATA=false)');
+    // Unique visitors are marked as what they are.
+    expect(await page.getByTestId('unique-visitors-estimate').textContent()).to.match(/^(Estimate, ±[\d.]+ %|Exact count)$/);
+
+    // Hover: the referrer's figures appear beside it.
+    const referrer = page.getByRole('region', { name: 'Referring sites' }).getByRole('button', { name: /^news\.ycombinator\.com/ });
+    await referrer.hover();
+    const tip = page.getByRole('region', { name: 'Referring sites' }).getByRole('tooltip');
+    await tip.waitFor({ state: 'visible' });
+    expect(await tip.textContent()).to.equal('news.ycombinator.com: 1 click, 100.0 % of all; 1 unique visitor');
+    expect(await referrer.getAttribute('aria-describedby')).to.equal(await tip.getAttribute('id'));
+    // Keyboard: focus alone shows it too.
+    await page.mouse.move(0, 0);
+    await tip.waitFor({ state: 'hidden' });
+    await referrer.focus();
+    await tip.waitFor({ state: 'visible' });
+
+    // The chart: focused from the keyboard it shows the last bucket; the arrow keys step through the others.
+    await page.getByTestId('chart-frame').focus();
+    const chartTip = page.getByTestId('chart-tooltip');
+    const last = await chartTip.textContent();
+    expect(last).to.match(/^\d{4}-\d{2}-\d{2}: [\d,]+ clicks?, [\d,]+ unique visitors? \(estimate\)$/);
+    await page.keyboard.press('Home');
+    expect(await chartTip.textContent()).not.to.equal(last);
+    let found = false;
+    for (let i = 0; i < 31 && !found; i++) {
+      found = /: 1 click, 1 unique visitor/.test((await chartTip.textContent()) ?? '');
+      if (!found) await page.keyboard.press('ArrowRight');
+    }
+    expect(found, 'the bucket holding the click, reached with the arrow keys').to.equal(true);
+    // Hovering the canvas shows a bucket too.
+    const box = (await page.getByTestId('timeseries-chart').boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    expect(await chartTip.textContent()).to.match(/^\d{4}-\d{2}-\d{2}: /);
+
+    expect(await axeOn(page, 'moderate'), 'axe on /analytics').to.deep.equal([]);
+    await page.setViewportSize({ width: 375, height: 812 });
+    expect(await horizontalOverflow(page), 'sideways overflow at 375 px on /analytics').to.equal(0);
+    await context.close();
   });
 
   it('opens one link’s analytics from the top links, at a URL the links screen can point to', async () => {
@@ -189,7 +243,7 @@ describe('Dashboard analytics screen', function () {
 
     // A value in a breakdown narrows the screen to it.
     await page.getByLabel('Break down by').selectOption('referer');
-    await page.getByRole('button', { name: 'news.ycombinator.com' }).click();
+    await page.getByRole('table', { name: 'Clicks by referring site' }).getByRole('button', { name: 'news.ycombinator.com' }).click();
     await page.waitForURL((url) => url.searchParams.get('referer') === 'news.ycombinator.com');
     await page.getByRole('list', { name: 'Filters in force' }).getByText('news.ycombinator.com').waitFor();
     await tile(page, 'clicks').filter({ hasText: /^1$/ }).waitFor();

@@ -7,6 +7,7 @@ import type { Page } from 'playwright-core';
 import { chromiumMissing } from '../helpers/browser.ts';
 import { startDashboard, type Dashboard } from '../helpers/dashboard.ts';
 import { ScreenAudit, tabTo } from '../helpers/dashboard-audit.ts';
+import { axeOn } from '../helpers/dashboard-checks.ts';
 import { callApi } from '../helpers/http.ts';
 
 interface ApiPlan {
@@ -18,7 +19,7 @@ interface ApiPlan {
 }
 
 describe('Dashboard: partner', function () {
-  this.timeout(120_000);
+  this.timeout(360_000);
 
   let dash: Dashboard;
   let key: string;
@@ -176,11 +177,68 @@ describe('Dashboard: partner', function () {
     }
   });
 
+  it('leads the navigation with Partner, names capabilities, shows each client’s real plan and changes a plan', async () => {
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    expect(await nav.getByRole('link').first().textContent()).to.equal('Partner');
+    await page.getByRole('navigation', { name: 'Partner pages' }).getByRole('link', { name: 'Clients' }).click();
+    // Acme has no partner plan: it is on its workspace's platform plan (business in this setup), as its own page says.
+    const acme = page.getByRole('row', { name: /Acme/ });
+    await acme.waitFor();
+    expect(await acme.textContent()).to.include('Business platform plan').and.not.include('Free');
+    const acmeProfile = await callApi(dash.apiUrl, 'GET', '/workspace', { key: (await dash.tenants.aWorkspaceKey(dash.workspaceId)).key });
+    expect((acmeProfile.body as { plan: { name: string } }).plan.name).to.equal('Business');
+
+    await page.getByRole('navigation', { name: 'Partner pages' }).getByRole('link', { name: 'Plans' }).click();
+    const starter = page.getByRole('row', { name: /Starter/ });
+    await starter.waitFor();
+    expect(await starter.textContent()).to.include('Webhooks').and.not.include('webhooks');
+    await page.getByRole('button', { name: 'Edit Starter' }).click();
+    const form = page.getByRole('form', { name: 'Change Starter' });
+    await form.getByLabel('Price').fill('24.50');
+    await form.getByRole('checkbox', { name: 'A/B tests' }).check();
+    await form.getByRole('button', { name: 'Save plan' }).click();
+    await starter.getByText('A/B tests and Webhooks').waitFor();
+    const plans = (await v1('GET', '/partner/plans')).body as { data: ApiPlan[] };
+    expect(plans.data.map((p) => ({ name: p.name, price: p.price, capabilities: [...p.capabilities].sort() }))).to.deep.equal([
+      { name: 'Starter', price: { amount: 2450, currency: 'EUR', interval: 'month' }, capabilities: ['ab_test', 'webhooks'] },
+    ]);
+  });
+
+  it('invites the owner of a new client and opens it, joining it as its owner', async () => {
+    const audit = await ScreenAudit.open(dash);
+    try {
+      await audit.page.getByLabel('Workspace or partner in view').selectOption(dash.partnerId);
+      await audit.page.goto(`${dash.apiUrl}/dashboard/partner/clients`);
+      await audit.page.getByRole('button', { name: 'Invite owner of Globex' }).click();
+      const dialog = audit.page.getByRole('dialog', { name: 'Invite the owner of Globex' });
+      await dialog.waitFor();
+      expect(await axeOn(audit.page, 'moderate'), 'axe on the invite dialog').to.deep.equal([]);
+      await dialog.getByLabel("Owner's e-mail address").fill('boss@globex.example');
+      await dialog.getByRole('button', { name: 'Send the invitation' }).click();
+      // No SMTP here: the link is handed over to send by hand.
+      await dialog.getByText('/auth/invites/').waitFor();
+      await dialog.getByRole('button', { name: 'Done' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+    } finally {
+      await audit.close();
+    }
+    const globex = ((await v1('GET', '/partner/clients')).body as { data: Array<{ id: string; name: string }> }).data.find((c) => c.name === 'Globex')!;
+    await page.getByRole('navigation', { name: 'Partner pages' }).getByRole('link', { name: 'Clients' }).click();
+    await page.getByRole('button', { name: 'Open Globex' }).click();
+    await page.waitForURL((url) => !url.pathname.startsWith('/dashboard/partner'));
+    expect(await page.getByLabel('Workspace or partner in view').inputValue()).to.equal(globex.id);
+    // Its members: the partner's owner, who joined, and the open invitation.
+    await page.goto(`${dash.apiUrl}/dashboard/members`);
+    await page.getByRole('region', { name: 'Open invitations' }).getByText('boss@globex.example').waitFor();
+    expect(await page.getByRole('region', { name: 'Current members' }).textContent()).to.include(dash.user.email);
+    await page.getByLabel('Workspace or partner in view').selectOption(dash.partnerId);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Partner' }).click();
+  });
+
   it('switches into a client workspace the person is a member of', async () => {
     await page.getByRole('navigation', { name: 'Partner pages' }).getByRole('link', { name: 'Clients' }).click();
     // Acme is a client of the partner and the owner is one of its members; Globex has no members.
     await page.getByRole('row', { name: /Globex/ }).waitFor();
-    expect(await page.getByRole('button', { name: 'Open Globex' }).count()).to.equal(0);
     await page.getByRole('button', { name: 'Open Acme' }).click();
     await page.waitForURL((url) => !url.pathname.startsWith('/dashboard/partner'));
     expect(await page.getByLabel('Workspace or partner in view').inputValue()).to.equal(dash.workspaceId);

@@ -376,6 +376,21 @@ describe('Redirect service end to end', function () {
       expect(location.hash).to.equal('#frag');
     });
 
+    it('sends A/B visitors to variants carrying the UTM set on the link by an edit, a variant’s own parameter kept', async () => {
+      const link = await aLink({
+        ab_test: { enabled: true, variants: [{ url: 'https://example.com/a?utm_content=hero', weight: 50 }, { url: 'https://example.com/b', weight: 50 }] },
+      });
+      const edited = await call('PATCH', `/links/${link.id}`, { utm: { utm_source: 'news', utm_campaign: 'fall', utm_content: 'link' } });
+      expect(edited.status, JSON.stringify(edited.body)).to.equal(200);
+      const seen = new Map<string, Record<string, string>>();
+      for (let i = 0; i < 40 && seen.size < 2; i++) {
+        const location = new URL((await go(link.slug)).location!);
+        seen.set(location.pathname, Object.fromEntries(location.searchParams));
+      }
+      expect(seen.get('/a')).to.deep.equal({ utm_content: 'hero', utm_source: 'news', utm_campaign: 'fall' });
+      expect(seen.get('/b')).to.deep.equal({ utm_source: 'news', utm_campaign: 'fall', utm_content: 'link' });
+    });
+
     it('appends a signed, workspace-bound click id when conversion tracking is on', async () => {
       const link = await aLink({ url: 'https://example.com/shop' });
       expect(new URL((await go(link.slug)).location!).searchParams.has('lp_click_id')).to.equal(false);

@@ -129,6 +129,26 @@ describe('analytics endpoints: access, validation, conversions, rebuild and the 
       expect(body.data.every((b) => b.hours === 24)).to.equal(true);
     });
 
+    it('says in a breakdown whether visitor locations and networks can be resolved: countries and networks from the open data by default, none without it', async () => {
+      const res = await get('breakdown', { dimension: 'country' });
+      expect(res.status).to.equal(200);
+      expect(((await res.json()) as { geo: unknown }).geo).to.deep.equal({ country: true, location: false, network: true });
+      const bare = await startApi(testEnv(mongo, { GEOIP_OPEN_DATA: 'false' }));
+      try {
+        const answer = await fetch(`${bare.url}/v1/analytics/breakdown?dimension=country`, { headers: bearer(key) });
+        expect(((await answer.json()) as { geo: unknown }).geo).to.deep.equal({ country: false, location: false, network: false });
+      } finally {
+        await bare.stop();
+      }
+      const edge = await startApi(testEnv(mongo, { TRUST_EDGE_HEADERS: 'true' }));
+      try {
+        const answer = await fetch(`${edge.url}/v1/analytics/breakdown?dimension=device`, { headers: bearer(key) });
+        expect(((await answer.json()) as { geo: unknown }).geo).to.deep.equal({ country: true, location: true, network: true });
+      } finally {
+        await edge.stop();
+      }
+    });
+
     it('counts conversions in the buckets of their click, and rebuild rolls up clicks stored before the rollups, once', async () => {
       const rand = seeded(5);
       const t = Date.parse('2026-11-10T10:00:00Z');

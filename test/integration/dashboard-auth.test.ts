@@ -396,6 +396,37 @@ describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', fu
     expect(res.body.url).to.match(/\/auth\/invites\/[A-Za-z0-9_-]{43}$/);
   });
 
+  it('lets a partner owner invite the owner of a client workspace and join it; a partner member or an outsider may not', async () => {
+    const client = await tenants.aWorkspace({ name: 'New client', partner_id: partnerId });
+    const partnerOwner = await users.aUser({ in: [{ kind: 'partner', id: partnerId, role: 'owner' }] });
+    const b = browser();
+    await b.signIn(partnerOwner.email, partnerOwner.password);
+    const invite = await b.request('POST', '/auth/invites', { body: { context: client._id, email: 'client-owner@example.com', role: 'owner' } });
+    expect(invite.status, invite.text).to.equal(201);
+    expect(invite.body).to.include({ email: 'client-owner@example.com', role: 'owner' });
+    const listed = await b.request('GET', `/auth/members?context=${client._id}`);
+    expect(listed.status, listed.text).to.equal(200);
+    expect((listed.body.invites as Array<{ email: string }>).map((i) => i.email)).to.deep.equal(['client-owner@example.com']);
+    // Not a member yet: the workspace is not in the session until the owner joins it.
+    expect(await users.memberships.find(partnerOwner._id, client._id)).to.equal(null);
+    const joined = await b.request('POST', '/auth/memberships', { body: { context: client._id } });
+    expect(joined.status, joined.text).to.equal(200);
+    expect(joined.body).to.deep.equal({ context: client._id, role: 'owner' });
+    const session = await b.request('GET', '/auth/session');
+    expect((session.body.memberships as Array<{ id: string; role: string }>).find((m) => m.id === client._id)).to.include({ role: 'owner' });
+    // Joining again changes nothing.
+    expect((await b.request('POST', '/auth/memberships', { body: { context: client._id } })).body).to.deep.equal({ context: client._id, role: 'owner' });
+
+    const partnerMember = await users.aUser({ in: [{ kind: 'partner', id: partnerId, role: 'member' }] });
+    const m = browser();
+    await m.signIn(partnerMember.email, partnerMember.password);
+    expectError(await m.request('POST', '/auth/memberships', { body: { context: client._id } }), 403, 'forbidden');
+    expectError(await m.request('POST', '/auth/invites', { body: { context: client._id, email: 'x@example.com', role: 'owner' } }), 403, 'forbidden');
+    // A workspace of no partner this user owns.
+    expectError(await b.request('POST', '/auth/memberships', { body: { context: other._id } }), 403, 'forbidden');
+    expect(await users.memberships.find(partnerMember._id, client._id)).to.equal(null);
+  });
+
   it('never lets an owner holding an invitation link into the invited address’s existing account', async () => {
     const owner = await users.aUser({ in: [{ kind: 'workspace', id: other._id, role: 'owner' }] });
     const victim = await users.aUser({ in: [{ kind: 'workspace', id: workspace._id, role: 'owner' }] });

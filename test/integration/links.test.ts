@@ -69,6 +69,26 @@ describe('Links API over HTTP', function () {
       expect(Object.fromEntries(url.searchParams)).to.deep.equal({ a: '1', utm_source: 'news', utm_medium: 'email', utm_campaign: 'fall' });
     });
 
+    it('writes UTM parameters into every destination on update: url replaced, variants, rotator and rule redirects where unset', async () => {
+      const created = await create({
+        url: 'https://example.com/p?utm_source=old',
+        ab_test: { enabled: true, variants: [{ url: 'https://example.com/a?utm_content=a', weight: 1 }, { url: 'https://example.com/b', weight: 1 }] },
+        rotator: { enabled: true, mode: 'round_robin', destinations: [{ id: 'one', url: 'https://example.com/r1' }] },
+        rules: [{ match: { country: ['FR'] }, action: { type: 'redirect', url: 'https://example.com/fr' } }, { match: { country: ['DE'] }, action: { type: 'block' } }],
+      });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const res = await call('PATCH', `/links/${String(created.body.id)}`, { utm: { utm_source: 'news', utm_content: 'c' } });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const link = res.body as { url: string; ab_test: { variants: { url: string }[] }; rotator: { destinations: { url: string }[] }; rules: { action: { type: string; url?: string } }[] };
+      const params = (url: string) => Object.fromEntries(new URL(url).searchParams);
+      expect(params(link.url)).to.deep.equal({ utm_source: 'news', utm_content: 'c' });
+      expect(link.ab_test.variants.map((v) => params(v.url))).to.deep.equal([{ utm_content: 'a', utm_source: 'news' }, { utm_source: 'news', utm_content: 'c' }]);
+      expect(params(link.rotator.destinations[0]!.url)).to.deep.equal({ utm_source: 'news', utm_content: 'c' });
+      expect(params(link.rules[0]!.action.url!)).to.deep.equal({ utm_source: 'news', utm_content: 'c' });
+      expect(link.rules[1]!.action).to.deep.include({ type: 'block' });
+      expect((await call('GET', `/links/${String(created.body.id)}`)).body).to.deep.equal(res.body);
+    });
+
     it('stores a password only as a slow hash and never returns it', async () => {
       const res = await create({ url: 'https://example.com/secret', password: 'hunter22' });
       expect(res.body.has_password).to.equal(true);

@@ -112,6 +112,51 @@ describe('Workspace redirect settings over HTTP (PATCH /workspace)', function ()
     });
   });
 
+  describe('name, notice address and UTM templates', () => {
+    it('renames the workspace and sets, changes and removes its notice address', async () => {
+      const { key } = await aWorkspaceKey();
+      const res = await patch(key, { name: '  Acme Europe ', owner_email: 'ops@acme.example' });
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.include({ name: 'Acme Europe', owner_email: 'ops@acme.example' });
+      expect((await call('GET', '/workspace', key)).body).to.deep.include({ name: 'Acme Europe', owner_email: 'ops@acme.example' });
+      expect((await patch(key, { owner_email: '' })).body.owner_email).to.equal(null);
+      expect((await patch(key, { owner_email: 'ops2@acme.example' })).body.owner_email).to.equal('ops2@acme.example');
+      expect((await patch(key, { owner_email: null })).body.owner_email).to.equal(null);
+    });
+
+    it('refuses a blank name and an address that is not one, changing nothing', async () => {
+      const { key } = await aWorkspaceKey();
+      const before = (await call('GET', '/workspace', key)).body;
+      expectInvalid(await patch(key, { name: '   ' }), 'name');
+      expectInvalid(await patch(key, { owner_email: 'not an address', name: 'Changed' }), 'owner_email');
+      expect((await call('GET', '/workspace', key)).body).to.deep.include({ name: before.name, owner_email: before.owner_email });
+    });
+
+    it('stores UTM templates as a list replaced whole, and shows none until set', async () => {
+      const { key } = await aWorkspaceKey('free');
+      expect((await call('GET', '/workspace', key)).body.utm_templates).to.deep.equal([]);
+      const templates = [
+        { name: 'Newsletter', utm: { utm_source: 'newsletter', utm_medium: 'email' } },
+        { name: 'Spring ads', utm: { utm_source: 'ads', utm_campaign: 'spring' } },
+      ];
+      const res = await patch(key, { utm_templates: templates });
+      expect(res.status).to.equal(200);
+      expect(res.body.utm_templates).to.deep.equal(templates);
+      expect((await patch(key, { utm_templates: [templates[1]] })).body.utm_templates).to.deep.equal([templates[1]]);
+      expect((await call('GET', '/workspace', key)).body.utm_templates).to.deep.equal([templates[1]]);
+    });
+
+    it('refuses duplicate template names, an empty template, unknown parameters and a 21st template', async () => {
+      const { key } = await aWorkspaceKey();
+      expectInvalid(await patch(key, { utm_templates: [{ name: 'A', utm: { utm_source: 'x' } }, { name: 'a', utm: { utm_source: 'y' } }] }), 'utm_templates[1].name');
+      expectInvalid(await patch(key, { utm_templates: [{ name: 'A', utm: {} }] }), 'utm_templates[0].utm');
+      expectInvalid(await patch(key, { utm_templates: [{ name: 'A', utm: { utm_id: 'x' } }] }), 'utm_templates[0].utm.utm_id');
+      const many = Array.from({ length: 21 }, (_, i) => ({ name: `T${i}`, utm: { utm_source: 's' } }));
+      expectInvalid(await patch(key, { utm_templates: many }), 'utm_templates');
+      expect((await call('GET', '/workspace', key)).body.utm_templates).to.deep.equal([]);
+    });
+  });
+
   describe('bounds and checks', () => {
     it('accepts 20 rules and refuses 21, naming rules', async () => {
       const { key } = await aWorkspaceKey();

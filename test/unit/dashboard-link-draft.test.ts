@@ -53,6 +53,37 @@ describe('Dashboard link editor: drafts to API bodies', () => {
     expect(createBody(draft)).to.deep.equal({ url: 'https://example.com/a', slug: 'a', redirect_type: 302, password: 'sesame', utm: { utm_source: 'news' } });
   });
 
+  it('shows the main URL’s UTM parameters apart, and the destinations without the ones they share with it', () => {
+    const draft = draftOf(
+      aLink({
+        url: 'https://example.com/p?a=1&utm_source=news&utm_campaign=fall',
+        ab_test: { enabled: true, variants: [{ url: 'https://example.com/a?utm_source=news&utm_content=hero', weight: 1 }, { url: 'https://example.com/b?utm_source=news&utm_campaign=fall', weight: 1 }] },
+      }),
+    );
+    expect(draft.url).to.equal('https://example.com/p?a=1');
+    expect(draft.utm).to.deep.equal({ utm_source: 'news', utm_medium: '', utm_campaign: 'fall', utm_term: '', utm_content: '' });
+    expect(draft.ab_test!.variants.map((v) => v.url)).to.deep.equal(['https://example.com/a?utm_content=hero', 'https://example.com/b']);
+  });
+
+  it('sends every destination with the UTM when it changed, and the UTM with any destination sent', () => {
+    const link = aLink({
+      url: 'https://example.com/p?utm_source=news',
+      ab_test: { enabled: true, variants: [{ url: 'https://example.com/a?utm_source=news', weight: 1 }, { url: 'https://example.com/b?utm_source=news', weight: 1 }] },
+    });
+    const original = draftOf(link);
+    expect(updateBody({ ...original, title: 'Other' }, original)).to.deep.equal({ title: 'Other' });
+    const changed = updateBody({ ...original, utm: { ...original.utm, utm_source: 'ads', utm_medium: 'cpc' } }, original);
+    expect(changed.utm).to.deep.equal({ utm_source: 'ads', utm_medium: 'cpc' });
+    expect(changed.url).to.equal('https://example.com/p');
+    expect((changed.ab_test as { variants: { url: string }[] }).variants.map((v) => v.url)).to.deep.equal(['https://example.com/a', 'https://example.com/b']);
+    expect(changed.rules).to.have.length(1);
+    const moved = updateBody({ ...original, url: 'https://example.com/q' }, original);
+    expect(moved).to.deep.equal({ url: 'https://example.com/q', utm: { utm_source: 'news' } });
+    const cleared = updateBody({ ...original, utm: emptyDraft().utm }, original);
+    expect(cleared.url).to.equal('https://example.com/p');
+    expect(cleared).not.to.have.property('utm');
+  });
+
   it('drops empty optional fields inside rules and mobile apps, keeping the rule order', () => {
     const draft: LinkDraft = {
       ...emptyDraft(),

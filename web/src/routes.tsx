@@ -11,9 +11,10 @@ import { webhooksArea } from './screens/webhooks/webhooks.routes.ts';
 import { workspaceArea } from './screens/workspace/workspace.routes.ts';
 import { partnerArea } from './screens/partner/partner.routes.ts';
 import { authorizeArea } from './screens/authorize/authorize.routes.ts';
+import { monitoringArea } from './screens/monitoring/monitoring.routes.ts';
 
 /** In navigation order. */
-const AREAS: Area[] = [linksArea, importsArea, analyticsArea, domainsArea, keysArea, webhooksArea, workspaceArea, partnerArea, authorizeArea];
+const AREAS: Area[] = [partnerArea, linksArea, importsArea, analyticsArea, monitoringArea, domainsArea, keysArea, webhooksArea, workspaceArea, authorizeArea];
 
 export const ROUTES: AreaRoute[] = AREAS.flatMap((area) => area.routes);
 

@@ -57,7 +57,27 @@ export interface Breakdown {
   range: Range;
   dimension: string;
   total_clicks: number;
+  unique_visitors_error: number;
+  /** Whether this installation resolves visitor locations and networks at all. */
+  geo: { country: boolean; location: boolean; network: boolean };
   data: BreakdownRow[];
+}
+
+/** Dimensions whose values come from GeoIP (or trusted edge headers): `country`, then `location` for these, `network` for asn. */
+export const LOCATION_DIMENSIONS: ReadonlySet<string> = new Set(['country', 'region', 'city']);
+
+/** Why a breakdown's values are all empty when the installation cannot resolve them; null when it can. */
+export function unresolvedReason(breakdown: Breakdown): string | null {
+  if (breakdown.dimension === 'country' && !breakdown.geo.country) {
+    return 'Countries are not recorded: this installation has no GeoIP City database (GEOIP_CITY_DB), has turned the packaged open data off (GEOIP_OPEN_DATA=false) and does not trust edge headers (TRUST_EDGE_HEADERS).';
+  }
+  if ((breakdown.dimension === 'region' || breakdown.dimension === 'city') && !breakdown.geo.location) {
+    return 'Regions and cities are not recorded: this installation has no GeoIP City database (GEOIP_CITY_DB) and does not trust edge headers (TRUST_EDGE_HEADERS); the packaged open data gives countries only.';
+  }
+  if (breakdown.dimension === 'asn' && !breakdown.geo.network) {
+    return 'Networks are not recorded: this installation has no GeoIP ASN database (GEOIP_ASN_DB), has turned the packaged open data off (GEOIP_OPEN_DATA=false) and does not trust edge headers (TRUST_EDGE_HEADERS).';
+  }
+  return null;
 }
 
 export interface TopLink {

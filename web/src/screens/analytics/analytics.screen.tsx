@@ -7,6 +7,7 @@ import { useCurrentContext } from '../../session.ts';
 import { analyticsBase, apiQuery, parseParams, screenQuery, type AnalyticsParams } from './analytics-params.ts';
 import type { Summary, Timeseries } from './analytics-types.ts';
 import { BreakdownPanel } from './breakdown-panel.tsx';
+import { OverviewPanels } from './overview-panels.tsx';
 import { ExportButton } from './export-button.tsx';
 import { FiltersBar } from './filters-bar.tsx';
 import { RangeControls } from './range-controls.tsx';
@@ -64,6 +65,7 @@ export default function AnalyticsScreen() {
         {summary.data && <SummaryTiles summary={summary.data} />}
       </div>
       {series.data && <TimeseriesChart series={series.data} />}
+      <OverviewPanels base={base} query={query} onFilter={(name, value) => update({ filters: { ...params.filters, [name]: value } })} />
       <BreakdownPanel
         base={base}
         query={query}

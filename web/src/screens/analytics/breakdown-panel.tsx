@@ -5,7 +5,7 @@ import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorBanner } from '../../components/error-banner.tsx';
 import type { Query } from '../../api.ts';
 import { DIMENSIONS, VISITOR_FILTERS, dimensionLabel } from './analytics-params.ts';
-import type { Breakdown, BreakdownRow } from './analytics-types.ts';
+import { unresolvedReason, type Breakdown, type BreakdownRow } from './analytics-types.ts';
 import { count, money, percent } from './format.ts';
 import { useFetch } from '../../components/use-fetch.ts';
 
@@ -44,6 +44,7 @@ export function BreakdownPanel({ base, query, dimension, partner, onDimension, o
         </div>
       </div>
       <ErrorBanner error={answer.error} title="The breakdown could not be loaded" />
+      {answer.data && unresolvedReason(answer.data) && <p class="dimension-note">{unresolvedReason(answer.data)}</p>}
       {answer.data && answer.data.data.length === 0 && <EmptyState title={`No clicks by ${label.toLowerCase()} in this range`} />}
       {answer.data && answer.data.data.length > 0 && (
         <DataTable<BreakdownRow>
@@ -55,7 +56,7 @@ export function BreakdownPanel({ base, query, dimension, partner, onDimension, o
               label,
               render: (row) =>
                 row.value === null ? (
-                  <em>none</em>
+                  <em>{answer.data && unresolvedReason(answer.data) ? 'Unknown (not recorded)' : 'none'}</em>
                 ) : canFilter ? (
                   <button type="button" class="link-button" onClick={() => onFilter(dimension, row.value!)} title={`Show only ${label.toLowerCase()} ${row.value}`}>
                     {row.value}
@@ -66,7 +67,7 @@ export function BreakdownPanel({ base, query, dimension, partner, onDimension, o
             },
             { label: 'Clicks', numeric: true, render: (row) => count(row.clicks) },
             { label: 'Share', numeric: true, render: (row) => percent(row.share) },
-            { label: 'Unique visitors', numeric: true, render: (row) => count(row.unique_visitors) },
+            { label: answer.data.unique_visitors_error > 0 ? 'Unique visitors (estimate)' : 'Unique visitors', numeric: true, render: (row) => count(row.unique_visitors) },
             { label: 'Conversions', numeric: true, render: (row) => count(row.conversions) },
             { label: 'Revenue', numeric: true, render: (row) => money(row.revenue) },
           ]}

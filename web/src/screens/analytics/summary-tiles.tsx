@@ -30,6 +30,11 @@ export function SummaryTiles({ summary }: { summary: Summary }) {
               <dd class="tile-value" data-testid={`tile-${key}`}>
                 {count(summary[key])}
               </dd>
+              {key === 'unique_visitors' && (
+                <dd class="tile-note" data-testid="unique-visitors-estimate">
+                  {summary.unique_visitors_error > 0 ? `Estimate, ±${(summary.unique_visitors_error * 100).toFixed(1)} %` : 'Exact count'}
+                </dd>
+              )}
               <dd class={`tile-change tile-${delta.direction}`}>
                 {delta.text} <span class="visually-hidden">against the previous period</span>
                 <span aria-hidden="true"> vs previous</span> ({count(previous[key])})

@@ -17,6 +17,43 @@ export interface PreviewDraft {
   image: string;
 }
 
+export const UTM_KEYS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] as const;
+
+/**
+ * A link's UTM parameters are written into its destinations by the API (on create and update). The editor shows them
+ * apart: the main URL's `utm_*` parameters become the UTM fields and leave the URL, and the destinations (A/B
+ * variants, rotator, rule redirects) lose the ones equal to the main URL's, which the API adds back on save. A
+ * destination's own different value (a variant's `utm_content`) stays in its URL.
+ */
+function stripUtm(url: string, drop: (key: string, value: string) => boolean): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  const doomed = [...parsed.searchParams].filter(([key, value]) => (UTM_KEYS as readonly string[]).includes(key) && drop(key, value));
+  if (doomed.length === 0) return url;
+  for (const [key] of doomed) parsed.searchParams.delete(key);
+  return parsed.toString().replace(/\?(#|$)/, '$1');
+}
+
+function utmOfUrl(url: string): Utm {
+  const utm = emptyDraft().utm;
+  try {
+    const params = new URL(url).searchParams;
+    for (const key of UTM_KEYS) utm[key] = params.get(key) ?? '';
+  } catch {
+    // an unparsable URL has no parameters to show
+  }
+  return utm;
+}
+
+/** The non-empty UTM fields, as the API takes them. */
+export function utmBody(utm: Utm): Partial<Utm> {
+  return compact({ ...utm });
+}
+
 /** A rule as edited: `key` tells rows apart while they are reordered (new rules have no id until saved). */
 export type RuleDraft = Rule & { key: string };
 
@@ -79,9 +116,13 @@ export function emptyDraft(): LinkDraft {
 }
 
 export function draftOf(link: Link): LinkDraft {
+  const utm = utmOfUrl(link.url);
+  const shared = (key: string, value: string) => utm[key as keyof Utm] === value;
+  const own = (url: string) => stripUtm(url, shared);
   return {
     ...emptyDraft(),
-    url: link.url,
+    url: stripUtm(link.url, () => true),
+    utm,
     domain_id: link.domain_id,
     slug: link.slug,
     title: link.title ?? '',
@@ -93,11 +134,15 @@ export function draftOf(link: Link): LinkDraft {
     expired_url: link.expired_url ?? '',
     has_password: link.has_password,
     targeting: structuredClone(link.targeting),
-    ab_test: link.ab_test ? structuredClone(link.ab_test) : null,
-    rules: link.rules.map((rule) => ({ ...structuredClone(rule), key: newKey() })),
+    ab_test: link.ab_test ? { ...structuredClone(link.ab_test), variants: link.ab_test.variants.map((v) => ({ ...v, url: own(v.url) })) } : null,
+    rules: link.rules.map((rule) => {
+      const copy = structuredClone(rule);
+      if (copy.action.type === 'redirect' && typeof copy.action.url === 'string') copy.action = { ...copy.action, url: own(copy.action.url) };
+      return { ...copy, key: newKey() };
+    }),
     workspace_rules_off: link.workspace_rules_off,
     mobile: link.mobile ? structuredClone(link.mobile) : null,
-    rotator: link.rotator ? structuredClone(link.rotator) : null,
+    rotator: link.rotator ? { ...structuredClone(link.rotator), destinations: link.rotator.destinations.map((d) => ({ ...d, url: own(d.url) })) } : null,
     preview: { title: link.preview?.title ?? '', description: link.preview?.description ?? '', image: link.preview?.image ?? '' },
   };
 }
@@ -187,7 +232,7 @@ export function createBody(draft: LinkDraft): Record<string, unknown> {
     body[key] = value;
   }
   if (draft.password) body.password = draft.password;
-  const utm = compact({ ...draft.utm });
+  const utm = utmBody(draft.utm);
   if (Object.keys(utm).length > 0) body.utm = utm;
   return body;
 }
@@ -203,6 +248,13 @@ export function updateBody(draft: LinkDraft, original: LinkDraft): Record<string
   // domain_id and slug are never cleared: an emptied field means "leave as is".
   if (body.domain_id === null) delete body.domain_id;
   if (body.slug === null) delete body.slug;
+  // The destinations are sent without the link's UTM parameters: changed UTM sends them all again, and any destination
+  // sent goes with the UTM for the API to write back in.
+  const utm = utmBody(draft.utm);
+  if (JSON.stringify(utm) !== JSON.stringify(utmBody(original.utm))) {
+    for (const key of ['url', 'ab_test', 'rotator', 'rules'] as const) if (now[key] !== null) body[key] = now[key];
+  }
+  if (['url', 'ab_test', 'rotator', 'rules'].some((key) => key in body) && Object.keys(utm).length > 0) body.utm = utm;
   if (draft.password) body.password = draft.password;
   else if (draft.remove_password && draft.has_password) body.password = null;
   return body;

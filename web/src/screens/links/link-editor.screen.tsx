@@ -17,6 +17,7 @@ import { importedClicksText } from '../../components/imported-clicks.ts';
 import { QrPreview } from './qr-preview.tsx';
 import { PreviewEditor } from './link-preview.tsx';
 import { RuleBuilder } from './rule-builder.tsx';
+import { UtmFields } from './utm-section.tsx';
 
 /** Create (`/links/new`) or edit (`/links/:id`) a link, every block of it. */
 export default function LinkEditorScreen() {
@@ -257,18 +258,9 @@ function LinkForm({ link, onSaved }: { link: Link | null; onSaved: (link: Link) 
           </Field>
         </Section>
 
-        {!editing && (
-          <Section title="UTM parameters" badge={Object.values(draft.utm).filter(Boolean).length ? 'set' : null}>
-            <p>Added to the destination URL when the link is created.</p>
-            <div class="grid">
-              {(['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] as const).map((key) => (
-                <Field key={key} label={key.replace('utm_', 'UTM ')} error={failure?.fieldError(`utm.${key}`)}>
-                  {(control) => <input {...control} maxLength={200} value={draft.utm[key]} onInput={(e) => set('utm', { ...draft.utm, [key]: e.currentTarget.value })} />}
-                </Field>
-              ))}
-            </div>
-          </Section>
-        )}
+        <Section title="UTM parameters" badge={Object.values(draft.utm).filter(Boolean).length ? 'set' : null} open={failure?.fieldError('utm', true) !== undefined}>
+          <UtmFields value={draft.utm} onChange={(utm) => set('utm', utm)} error={failure} />
+        </Section>
 
         <Section
           title="Social preview"

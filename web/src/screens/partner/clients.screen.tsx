@@ -12,7 +12,7 @@ import { Pager, useCursorList } from '../../components/pager.tsx';
 import { toast } from '../../components/toast.tsx';
 import { useAction, useResource } from '../../components/use-resource.ts';
 import { to } from '../../paths.ts';
-import { switchContext, useCurrentContext, useSession } from '../../session.ts';
+import { loadSession, switchContext, useCurrentContext, useSession } from '../../session.ts';
 import { ClientStatus } from './client-status.tsx';
 import { PartnerNav } from './partner-nav.tsx';
 import type { Client, Plan } from './partner.types.ts';
@@ -29,8 +29,12 @@ export default function ClientsScreen() {
   const [creating, setCreating] = useState(false);
   const [pending, setPending] = useState<Pending>(null);
   const change = useAction();
-  const planName = (id: string | null) => (id ? (plans.data?.data.find((p) => p.id === id)?.name ?? id) : 'Free platform plan');
+  // Without a partner plan the client is on its workspace's platform plan, whichever that is.
+  const planName = (c: Client) => (c.plan ? (plans.data?.data.find((p) => p.id === c.plan)?.name ?? c.plan) : `${c.platform_plan.name} platform plan`);
   const member = (id: string) => session?.memberships.some((m) => m.id === id) ?? false;
+  // A partner owner may open any client (joining it as owner first) and invite its owner.
+  const owner = context.role === 'owner';
+  const [inviting, setInviting] = useState<Client | null>(null);
 
   const confirm = async () => {
     if (!pending) return;
@@ -41,7 +45,14 @@ export default function ClientsScreen() {
     toast(`${answer.name} is ${answer.status === 'suspended' ? 'suspended' : 'active again'}.`);
     clients.reload();
   };
-  const open = (client: Client) => {
+  const open = async (client: Client) => {
+    if (!member(client.id)) {
+      const joined = await change.run(async () => {
+        await api.post('/auth/memberships', { context: client.id });
+        return loadSession();
+      });
+      if (!joined) return;
+    }
     switchContext(client.id);
     route(to('/'));
   };
@@ -64,7 +75,7 @@ export default function ClientsScreen() {
           onCancel={() => setCreating(false)}
           onCreated={(client) => {
             setCreating(false);
-            toast(`Client ${client.name} created.`);
+            toast(`Client ${client.name} created. Open it, or invite its owner, from its row.`);
             clients.reload();
           }}
         />
@@ -83,16 +94,21 @@ export default function ClientsScreen() {
           columns={[
             { label: 'Client', render: (c) => <strong>{c.name}</strong> },
             { label: 'Status', render: (c) => <ClientStatus client={c} /> },
-            { label: 'Plan', render: (c) => planName(c.plan) },
+            { label: 'Plan', render: (c) => planName(c) },
             { label: 'Identifier', render: (c) => <code>{c.id}</code> },
             { label: 'Created', render: (c) => new Date(c.created_at).toLocaleDateString() },
             {
               label: 'Actions',
               render: (c) => (
                 <div class="row-buttons">
-                  {member(c.id) && (
-                    <button type="button" class="secondary outline small" onClick={() => open(c)} aria-label={`Open ${c.name}`}>
+                  {(owner || member(c.id)) && (
+                    <button type="button" class="secondary outline small" onClick={() => void open(c)} aria-label={`Open ${c.name}`}>
                       Open
+                    </button>
+                  )}
+                  {owner && (
+                    <button type="button" class="secondary outline small" onClick={() => setInviting(c)} aria-label={`Invite owner of ${c.name}`}>
+                      Invite owner
                     </button>
                   )}
                   {c.status === 'suspended' || c.status === 'canceled' ? (
@@ -111,6 +127,7 @@ export default function ClientsScreen() {
         />
       )}
       <Pager {...clients.pager} />
+      {inviting && <InviteOwner client={inviting} onClose={() => setInviting(null)} />}
       <ConfirmDialog
         open={pending !== null}
         title={pending?.suspend ? `Suspend ${pending.client.name}?` : `Reactivate ${pending?.client.name ?? ''}?`}
@@ -178,5 +195,70 @@ function NewClient({ plans, onCreated, onCancel }: { plans: Plan[]; onCreated: (
         </div>
       </form>
     </article>
+  );
+}
+
+interface CreatedInvite {
+  email: string;
+  sent: boolean;
+  url?: string;
+}
+
+/** E-mails an invitation to own the client workspace (POST /auth/invites); without SMTP, hands over the link. */
+function InviteOwner({ client, onClose }: { client: Client; onClose: () => void }) {
+  const [email, setEmail] = useState('');
+  const [created, setCreated] = useState<CreatedInvite | null>(null);
+  const action = useAction();
+  const failure = action.error instanceof ApiError ? action.error : null;
+  const open = (element: HTMLDialogElement | null) => {
+    if (element && !element.open) element.showModal();
+  };
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const answer = await action.run(() => api.post<CreatedInvite>('/auth/invites', { context: client.id, email: email.trim(), role: 'owner' }));
+    if (!answer) return;
+    setCreated(answer);
+    if (answer.sent) toast(`Invitation sent to ${answer.email}.`);
+  };
+  return (
+    <dialog ref={open} aria-labelledby="invite-owner-title" onCancel={(e) => (e.preventDefault(), onClose())}>
+      <article>
+        <h2 id="invite-owner-title">Invite the owner of {client.name}</h2>
+        {created ? (
+          <>
+            {created.sent ? (
+              <p>An invitation was e-mailed to {created.email}. It works once.</p>
+            ) : (
+              <>
+                <p>E-mail is not configured here: send this link to {created.email} yourself. It works once.</p>
+                <p>
+                  <code class="wrap">{created.url}</code>
+                </p>
+              </>
+            )}
+            <footer>
+              <button type="button" onClick={onClose}>
+                Done
+              </button>
+            </footer>
+          </>
+        ) : (
+          <form onSubmit={(e) => void submit(e)} aria-label={`Invite the owner of ${client.name}`}>
+            {action.error !== null && !failure?.details.length && <ErrorBanner error={action.error} title="The invitation was not sent" />}
+            <Field label="Owner's e-mail address" error={failure?.fieldError('email')} hint="They become an owner of this client workspace (not of your partner account).">
+              {(control) => <input {...control} type="email" required maxLength={254} value={email} onInput={(e) => setEmail(e.currentTarget.value)} />}
+            </Field>
+            <footer>
+              <button type="button" class="secondary" onClick={onClose}>
+                Cancel
+              </button>
+              <button type="submit" disabled={action.busy || !email.trim()} aria-busy={action.busy ? 'true' : undefined}>
+                Send the invitation
+              </button>
+            </footer>
+          </form>
+        )}
+      </article>
+    </dialog>
   );
 }

@@ -8,6 +8,7 @@ import { toast } from '../../components/toast.tsx';
 import { useAction, useResource } from '../../components/use-resource.ts';
 import { useCurrentContext } from '../../session.ts';
 import { UsageBar } from '../workspace/usage-bar.tsx';
+import { capabilityList } from '../../components/capabilities.ts';
 import { PartnerNav } from './partner-nav.tsx';
 import type { PartnerProfile } from './partner.types.ts';
 
@@ -40,7 +41,7 @@ export default function PartnerScreen() {
                 {number.format(p.platform_plan.limits.tracked_clicks_per_month)} tracked clicks a month per client
               </dd>
               <dt>Capabilities</dt>
-              <dd>{p.platform_plan.capabilities.map((c) => <code key={c} class="tag">{c}</code>)}</dd>
+              <dd>{capabilityList(p.platform_plan.capabilities)}</dd>
               <dt>Platform fee</dt>
               <dd>{percent(p.platform_fee_bps)} of each payment</dd>
               <dt>Stripe webhook URL</dt>

@@ -26,6 +26,8 @@ export interface Client {
   id: string;
   name: string;
   plan: string | null;
+  /** The platform plan of the workspace: what applies when `plan` is null. */
+  platform_plan: { id: string; name: string };
   status: ClientState;
   subscription: { state: ClientState; changed_at: string; past_due_since: string | null; suspended_reason: string | null; external_subscription_id: string | null };
   billing_customer_id: string | null;

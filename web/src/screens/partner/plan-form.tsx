@@ -3,6 +3,7 @@ import { ApiError, api } from '../../api.ts';
 import { ErrorBanner } from '../../components/error-banner.tsx';
 import { Field } from '../../components/field.tsx';
 import { useAction } from '../../components/use-resource.ts';
+import { capabilityName } from '../../components/capabilities.ts';
 import { currencyDigits, parseMoney } from './money.ts';
 import type { Limits, PartnerProfile, Plan } from './partner.types.ts';
 
@@ -15,19 +16,22 @@ const LIMIT_FIELDS: Array<{ key: keyof Limits; label: string }> = [
 
 const number = new Intl.NumberFormat();
 
-/** A new plan: its price (typed in major units), its limits (at most the platform plan's) and its capabilities. */
-export function PlanForm({ ceiling, onCreated, onCancel }: { ceiling: PartnerProfile['platform_plan']; onCreated: (p: Plan) => void; onCancel: () => void }) {
-  const [name, setName] = useState('');
-  const [amount, setAmount] = useState('');
-  const [currency, setCurrency] = useState('EUR');
-  const [interval, setBilling] = useState<'month' | 'year'>('month');
+/**
+ * A new plan, or a change to one (`plan` given: PATCH, which applies to its clients at once): its price (typed in
+ * major units), its limits (at most the platform plan's) and its capabilities.
+ */
+export function PlanForm({ ceiling, plan, onCreated, onCancel }: { ceiling: PartnerProfile['platform_plan']; plan?: Plan; onCreated: (p: Plan) => void; onCancel: () => void }) {
+  const [name, setName] = useState(plan?.name ?? '');
+  const [amount, setAmount] = useState(plan ? (plan.price.amount / 10 ** currencyDigits(plan.price.currency)).toFixed(currencyDigits(plan.price.currency)) : '');
+  const [currency, setCurrency] = useState(plan?.price.currency ?? 'EUR');
+  const [interval, setBilling] = useState<'month' | 'year'>(plan?.price.interval ?? 'month');
   const [limits, setLimits] = useState<Record<keyof Limits, string>>({
-    links: String(Math.min(1000, ceiling.limits.links)),
-    domains: String(Math.min(1, ceiling.limits.domains)),
-    tracked_clicks_per_month: String(Math.min(10_000, ceiling.limits.tracked_clicks_per_month)),
-    rate_limit_per_minute: String(Math.min(600, ceiling.limits.rate_limit_per_minute)),
+    links: String(plan?.limits.links ?? Math.min(1000, ceiling.limits.links)),
+    domains: String(plan?.limits.domains ?? Math.min(1, ceiling.limits.domains)),
+    tracked_clicks_per_month: String(plan?.limits.tracked_clicks_per_month ?? Math.min(10_000, ceiling.limits.tracked_clicks_per_month)),
+    rate_limit_per_minute: String(plan?.limits.rate_limit_per_minute ?? Math.min(600, ceiling.limits.rate_limit_per_minute)),
   });
-  const [capabilities, setCapabilities] = useState<string[]>([]);
+  const [capabilities, setCapabilities] = useState<string[]>(plan?.capabilities ?? []);
   const [amountError, setAmountError] = useState<string | null>(null);
   const action = useAction();
   const failure = action.error instanceof ApiError ? action.error : null;
@@ -42,22 +46,22 @@ export function PlanForm({ ceiling, onCreated, onCancel }: { ceiling: PartnerPro
       return;
     }
     setAmountError(null);
-    const created = await action.run(() =>
-      api.post<Plan>('/v1/partner/plans', {
-        name: name.trim(),
-        price: { amount: minor, currency: code, interval },
-        limits: Object.fromEntries(LIMIT_FIELDS.map((f) => [f.key, Number(limits[f.key])])),
-        capabilities,
-      }),
-    );
+    const body = {
+      name: name.trim(),
+      price: { amount: minor, currency: code, interval },
+      limits: Object.fromEntries(LIMIT_FIELDS.map((f) => [f.key, Number(limits[f.key])])),
+      capabilities,
+    };
+    const created = await action.run(() => (plan ? api.patch<Plan>(`/v1/partner/plans/${plan.id}`, body) : api.post<Plan>('/v1/partner/plans', body)));
     if (created) onCreated(created);
   };
 
   return (
     <article>
-      <h2>New plan</h2>
-      <form onSubmit={(e) => void submit(e)} aria-label="New plan">
-        {action.error !== null && !failure?.details.length && <ErrorBanner error={action.error} title="The plan was not created" />}
+      <h2>{plan ? `Change ${plan.name}` : 'New plan'}</h2>
+      {plan && plan.clients > 0 && <p>The new limits and capabilities apply to its {number.format(plan.clients)} client(s) at once.</p>}
+      <form onSubmit={(e) => void submit(e)} aria-label={plan ? `Change ${plan.name}` : 'New plan'}>
+        {action.error !== null && !failure?.details.length && <ErrorBanner error={action.error} title={plan ? 'The plan was not saved' : 'The plan was not created'} />}
         <Field label="Plan name" error={failure?.fieldError('name')}>
           {(control) => <input {...control} name="name" required maxLength={120} value={name} onInput={(e) => setName(e.currentTarget.value)} />}
         </Field>
@@ -108,7 +112,7 @@ export function PlanForm({ ceiling, onCreated, onCancel }: { ceiling: PartnerPro
                 checked={capabilities.includes(c)}
                 onChange={(e) => setCapabilities(e.currentTarget.checked ? [...capabilities, c] : capabilities.filter((x) => x !== c))}
               />
-              {c}
+              {capabilityName(c)}
             </label>
           ))}
           {failure?.fieldError('capabilities', true) && (
@@ -119,7 +123,7 @@ export function PlanForm({ ceiling, onCreated, onCancel }: { ceiling: PartnerPro
         </fieldset>
         <div class="form-actions">
           <button type="submit" disabled={action.busy} aria-busy={action.busy ? 'true' : undefined}>
-            Create plan
+            {plan ? 'Save plan' : 'Create plan'}
           </button>
           <button type="button" class="secondary" onClick={onCancel}>
             Cancel

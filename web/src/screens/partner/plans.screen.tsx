@@ -9,6 +9,7 @@ import { Page } from '../../components/page.tsx';
 import { toast } from '../../components/toast.tsx';
 import { useAction, useResource } from '../../components/use-resource.ts';
 import { useCurrentContext } from '../../session.ts';
+import { capabilityList } from '../../components/capabilities.ts';
 import { formatMoney } from './money.ts';
 import { PartnerNav } from './partner-nav.tsx';
 import { PlanForm } from './plan-form.tsx';
@@ -23,6 +24,7 @@ export default function PlansScreen() {
   const profile = useResource((signal) => api.get<PartnerProfile>('/v1/partner', undefined, signal), context.id);
   const [creating, setCreating] = useState(false);
   const [archiving, setArchiving] = useState<Plan | null>(null);
+  const [editing, setEditing] = useState<Plan | null>(null);
   const archive = useAction();
 
   const confirmArchive = async () => {
@@ -58,6 +60,19 @@ export default function PlansScreen() {
           }}
         />
       )}
+      {editing && profile.data && (
+        <PlanForm
+          key={editing.id}
+          ceiling={profile.data.platform_plan}
+          plan={editing}
+          onCancel={() => setEditing(null)}
+          onCreated={(plan) => {
+            setEditing(null);
+            toast(`Plan ${plan.name} saved.`);
+            plans.reload();
+          }}
+        />
+      )}
       <ErrorBanner error={plans.error ?? profile.error ?? archive.error} title={archive.error ? 'The plan was not archived' : 'The plans could not be loaded'} />
       {plans.loading && !plans.data && <p aria-busy="true">Loading…</p>}
       {plans.data && items.length === 0 && <EmptyState title="No plans yet">A plan sets what a client pays and what it may use.</EmptyState>}
@@ -76,16 +91,22 @@ export default function PlansScreen() {
               render: (p) =>
                 `${number.format(p.limits.links)} links · ${number.format(p.limits.domains)} domains · ${number.format(p.limits.tracked_clicks_per_month)} clicks/month`,
             },
-            { label: 'Capabilities', render: (p) => p.capabilities.join(', ') || '—' },
+            { label: 'Capabilities', render: (p) => capabilityList(p.capabilities, '—') },
             { label: 'Clients', numeric: true, render: (p) => number.format(p.clients) },
             {
               label: 'Actions',
-              render: (p) =>
-                p.status === 'active' ? (
-                  <button type="button" class="secondary outline small" onClick={() => setArchiving(p)} aria-label={`Archive ${p.name}`}>
-                    Archive
+              render: (p) => (
+                <div class="row-buttons">
+                  <button type="button" class="secondary outline small" onClick={() => setEditing(p)} disabled={!profile.data} aria-label={`Edit ${p.name}`}>
+                    Edit
                   </button>
-                ) : null,
+                  {p.status === 'active' && (
+                    <button type="button" class="secondary outline small" onClick={() => setArchiving(p)} aria-label={`Archive ${p.name}`}>
+                      Archive
+                    </button>
+                  )}
+                </div>
+              ),
             },
           ]}
         />

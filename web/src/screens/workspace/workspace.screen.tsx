@@ -6,7 +6,9 @@ import { Page } from '../../components/page.tsx';
 import { toast } from '../../components/toast.tsx';
 import { useAction, useResource } from '../../components/use-resource.ts';
 import { useCurrentContext } from '../../session.ts';
+import { capabilityList } from '../../components/capabilities.ts';
 import { UsageBar } from './usage-bar.tsx';
+import { UtmTemplates, WorkspaceIdentity } from './workspace-identity.tsx';
 import { WorkspaceNav } from './workspace-nav.tsx';
 import type { WorkspaceProfile } from './workspace.types.ts';
 
@@ -49,7 +51,7 @@ export default function WorkspaceScreen() {
                 {ws.plan.name} <small class="muted">({ws.plan.id})</small>
               </dd>
               <dt>Included</dt>
-              <dd>{ws.plan.capabilities.length ? ws.plan.capabilities.map((c) => <code key={c} class="tag">{c}</code>) : 'No optional capability'}</dd>
+              <dd>{capabilityList(ws.plan.capabilities, 'No optional capability')}</dd>
               <dt>API rate limit</dt>
               <dd>{number.format(ws.plan.limits.rate_limit_per_minute)} requests per minute per key</dd>
             </dl>
@@ -63,6 +65,8 @@ export default function WorkspaceScreen() {
             <UsageBar label="Custom domains" used={ws.usage.domains} limit={ws.plan.limits.domains} />
             <UsageBar label="Tracked clicks this month" used={ws.usage.tracked_clicks} limit={ws.plan.limits.tracked_clicks_per_month} />
           </section>
+          <WorkspaceIdentity profile={ws} canEdit={context.role === 'owner'} onSaved={profile.set} />
+          <UtmTemplates profile={ws} canEdit={context.role === 'owner'} onSaved={profile.set} />
           <ConversionSettings profile={ws} canEdit={context.role === 'owner'} onSaved={profile.set} />
         </>
       )}

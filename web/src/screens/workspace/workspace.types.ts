@@ -19,6 +19,13 @@ export interface WorkspaceProfile {
   rules: Rule[];
   conversion_tracking: boolean;
   attribution_window_days: number;
+  utm_templates: UtmTemplate[];
+}
+
+/** A saved set of UTM parameters (PATCH /workspace `utm_templates`). */
+export interface UtmTemplate {
+  name: string;
+  utm: Partial<Record<'utm_source' | 'utm_medium' | 'utm_campaign' | 'utm_term' | 'utm_content', string>>;
 }
 
 export interface IpList {
