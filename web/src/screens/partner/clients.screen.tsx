@@ -11,8 +11,8 @@ import { Page } from '../../components/page.tsx';
 import { Pager, useCursorList } from '../../components/pager.tsx';
 import { toast } from '../../components/toast.tsx';
 import { useAction, useResource } from '../../components/use-resource.ts';
-import { to } from '../../paths.ts';
-import { switchContext, useCurrentContext, useSession } from '../../session.ts';
+import { inContext } from '../../paths.ts';
+import { useCurrentContext, useSession } from '../../session.ts';
 import { ClientStatus } from './client-status.tsx';
 import { PartnerNav } from './partner-nav.tsx';
 import type { Client, Plan } from './partner.types.ts';
@@ -41,10 +41,8 @@ export default function ClientsScreen() {
     toast(`${answer.name} is ${answer.status === 'suspended' ? 'suspended' : 'active again'}.`);
     clients.reload();
   };
-  const open = (client: Client) => {
-    switchContext(client.id);
-    route(to('/'));
-  };
+  // The client's own address: Back returns here, to the partner's clients.
+  const open = (client: Client) => route(inContext({ kind: 'workspace', id: client.id }, '/'));
 
   return (
     <Page
