@@ -2,7 +2,8 @@
 // page names the workspace or partner it shows: /dashboard/w/<workspace id>/links, /dashboard/p/<partner id>/partner.
 // The address is the one source of the context in view, so Back, Forward, a bookmark or a second tab always show
 // the page with the data it was opened with.
-export const BASE = import.meta.env.BASE_URL.replace(/\/$/, '');
+// (`?? '/dashboard/'`: the unit tests import this file outside vite.)
+export const BASE = ((import.meta as { env?: { BASE_URL?: string } }).env?.BASE_URL ?? '/dashboard/').replace(/\/$/, '');
 
 export type ContextKindLetter = 'w' | 'p';
 
