@@ -15,7 +15,7 @@ import { normaliseHostname, type ConnectableHostname, type HostnamePolicy } from
 import { DomainObjectExistsError, type KubeDomains } from './kube-domains.ts';
 import type { DomainDoc, DomainStore } from './domain.store.ts';
 import { verificationRecord } from './verification.ts';
-import type { DnsRecord, Domain, DomainCreate, DomainList } from './domain.schemas.ts';
+import type { DnsRecord, Domain, DomainConnect, DomainCreate, DomainList } from './domain.schemas.ts';
 
 type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
 
@@ -135,7 +135,26 @@ export class DomainService {
   async list(principal: WorkspacePrincipal): Promise<DomainList> {
     const partnerId = principal.workspace.partner_id;
     const [docs, shared] = await Promise.all([this.d.domains.list(principal.workspace._id), partnerId ? this.d.domains.list(partnerId) : []]);
-    return { data: [this.defaultView(), ...docs.map(view), ...shared.map(view)], pagination: { next_cursor: null, has_more: false } };
+    return {
+      data: [this.defaultView(), ...docs.map(view), ...shared.map(view)],
+      pagination: { next_cursor: null, has_more: false },
+      connect: this.connectability(principal.plan, docs.length),
+    };
+  }
+
+  /**
+   * Whether POST /domains would be accepted now (for a valid, free hostname), checked in the order POST checks:
+   * the plan, the cluster, the quota. `used`: the custom domains the tenant has.
+   */
+  connectability(plan: { id: string; capabilities: readonly string[]; limits: { domains: number } }, used: number): DomainConnect {
+    const limit = plan.limits.domains;
+    const no = (reason: NonNullable<DomainConnect['reason']>, message: string): DomainConnect => ({ available: false, reason, message, used, limit });
+    if (!plan.capabilities.includes(CUSTOM_DOMAINS)) return no('plan_restricted', `The "${plan.id}" plan does not include custom domains; links use the default short domain.`);
+    if (!this.d.kube) {
+      return no('not_configured', 'This installation runs without Kubernetes, so custom domains cannot be connected here (the Linkplane operator issues their certificates and routes them); links use the default short domain.');
+    }
+    if (used >= limit) return no('quota_exceeded', `The plan allows ${limit} custom domain${limit === 1 ? '' : 's'}, and all are in use.`);
+    return { available: true, reason: null, message: null, used, limit };
   }
 
   /** A partner's own domains and every domain of its clients, oldest first (a single page). */

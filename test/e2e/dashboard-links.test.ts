@@ -53,7 +53,7 @@ describe('Dashboard links', function () {
     await page.getByLabel('Redirect URL of Rule 1').fill('https://example.com/probe');
     expect(await page.locator('.rule-summary').textContent()).to.equal('When user agent contains "LinkplaneProbe", redirect to https://example.com/probe.');
     await page.getByRole('button', { name: 'Create the link' }).click();
-    await page.waitForURL((url) => /^\/dashboard\/links\/lnk_\w+$/.test(url.pathname));
+    await page.waitForURL((url) => /^\/dashboard\/w\/[^/]+\/links\/lnk_\w+$/.test(url.pathname));
     await page.getByRole('heading', { level: 1, name: 'Spring sale' }).waitFor();
     linkPath = new URL(page.url()).pathname;
     shortUrl = (await page.locator('.link-summary a').first().getAttribute('href'))!;
@@ -132,7 +132,7 @@ describe('Dashboard links', function () {
     const message = await page.locator(`[id="${describedBy}"]`).textContent();
     expect(message).to.be.a('string').and.not.equal('');
     expect(await page.locator('#link-form-errors').textContent()).to.include('rules[0].action.url');
-    expect(new URL(page.url()).pathname).to.equal('/dashboard/links/new');
+    expect(new URL(page.url()).pathname).to.equal(`/dashboard/w/${dashboard.workspaceId}/links/new`);
   });
 
   it('imports links from pasted CSV: a preview, then each row created or its failure shown on the row', async () => {
@@ -177,7 +177,7 @@ describe('Dashboard links', function () {
     expect(await focusedName()).to.equal('slug');
     await page.keyboard.type('by-keyboard');
     await page.keyboard.press('Enter');
-    await page.waitForURL((url) => /^\/dashboard\/links\/lnk_\w+$/.test(url.pathname));
+    await page.waitForURL((url) => /^\/dashboard\/w\/[^/]+\/links\/lnk_\w+$/.test(url.pathname));
     await page.getByText(`${dashboard.redirectUrl}/by-keyboard`).first().waitFor();
     expect(await destination(`${dashboard.redirectUrl}/by-keyboard`, DESKTOP_UA)).to.equal('https://example.com/keyboard');
   });
