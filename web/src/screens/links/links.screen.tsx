@@ -105,6 +105,13 @@ export default function LinksScreen() {
       (page) => {
         setAnswer(page);
         setLoading(false);
+        // Chosen links shown again are kept as they are now (their tags after a bulk tag, say).
+        setSelected((current) => {
+          if (!page.data.some((l) => current.has(l.id))) return current;
+          const next = new Map(current);
+          for (const link of page.data) if (next.has(link.id)) next.set(link.id, link);
+          return next;
+        });
         if (page.pagination.next_cursor) previousOf.set(page.pagination.next_cursor, view.cursor);
         void clicksOf(page.data, controller.signal).then((counts) => {
           if (!controller.signal.aborted) setClicks(counts);
@@ -164,11 +171,14 @@ export default function LinksScreen() {
     try {
       const outcome = await eachLink(targets, (link) => applyTo(link, action));
       toast(sentenceOf(outcome, verb), outcome.failed.length > 0 ? 'error' : 'info', outcome.failed.length > 0 ? 10_000 : undefined);
-      setSelected((current) => {
-        const next = new Map(current);
-        for (const link of outcome.done) next.delete(link.id);
-        return next;
-      });
+      // Archived or deleted links leave the selection; tagged or moved ones stay chosen for the next action.
+      if (action.kind === 'archive' || action.kind === 'delete') {
+        setSelected((current) => {
+          const next = new Map(current);
+          for (const link of outcome.done) next.delete(link.id);
+          return next;
+        });
+      }
       reload();
     } finally {
       setBusy(false);
