@@ -15,6 +15,7 @@ import { useLinkOptions } from './link-options.ts';
 import { REDIRECT_TYPES, type Folder, type Link, type TagRef } from './link-types.ts';
 import { QrPreview } from './qr-preview.tsx';
 import { RuleBuilder } from './rule-builder.tsx';
+import { describeDetail } from '../../components/field-path.ts';
 
 /** Create (`/links/new`) or edit (`/links/:id`) a link, every block of it. */
 export default function LinkEditorScreen() {
@@ -163,9 +164,7 @@ function LinkForm({ link, onSaved }: { link: Link | null; onSaved: (link: Link) 
             {failure && failure.details.length > 0 && (
               <ul class="error-list">
                 {failure.details.map((d) => (
-                  <li key={`${d.path}:${d.message}`}>
-                    <code>{d.path}</code> {d.message}
-                  </li>
+                  <li key={`${d.path}:${d.message}`}>{describeDetail(d)}</li>
                 ))}
               </ul>
             )}
@@ -196,7 +195,7 @@ function LinkForm({ link, onSaved }: { link: Link | null; onSaved: (link: Link) 
           {(control) => <input {...control} name="title" maxLength={200} value={draft.title} onInput={(e) => set('title', e.currentTarget.value)} />}
         </Field>
 
-        <Section title="Tags, folder and note" badge={draft.tag_ids.length ? `${draft.tag_ids.length} tags` : null}>
+        <Section title="Tags, folder and note" badge={draft.tag_ids.length ? `${draft.tag_ids.length} ${draft.tag_ids.length === 1 ? 'tag' : 'tags'}` : null}>
           <Field label="Folder" error={failure?.fieldError('folder_id')}>
             {(control) => (
               <select {...control} value={draft.folder_id} onChange={(e) => set('folder_id', e.currentTarget.value)}>
