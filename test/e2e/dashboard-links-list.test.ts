@@ -135,7 +135,7 @@ describe('Dashboard: the links list', function () {
     const context = await dashboard.browser.browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
     const checked = await context.newPage();
     await signInThroughForm(checked, dashboard.apiUrl, dashboard.user);
-    await checked.getByRole('checkbox', { name: `Select ${slug(20)}` }).check();
+    await checked.getByRole('checkbox', { name: `Select ${slug(17)}` }).check();
     await checked.getByRole('region', { name: 'Selected links' }).waitFor();
     const violations = await axeOn(checked);
     await context.close();
@@ -154,8 +154,8 @@ describe('Dashboard: the links list', function () {
     await toggle.click();
     expect(await phone.getByLabel('Domain', { exact: true }).isVisible()).to.equal(true);
     expect(await horizontalOverflow(phone), 'with the filters open').to.equal(0);
-    const card = cards.filter({ hasText: `/${slug(20)}` });
-    await card.getByRole('checkbox', { name: `Select ${slug(20)}` }).check();
+    const card = cards.filter({ hasText: `/${slug(17)}` });
+    await card.getByRole('checkbox', { name: `Select ${slug(17)}` }).check();
     await phone.getByRole('region', { name: 'Selected links' }).waitFor();
     expect(await horizontalOverflow(phone), 'with the bulk bar').to.equal(0);
     await phone.context().close();

@@ -36,14 +36,18 @@ export async function checkAccessibility(
   }
 }
 
+/** Which axe findings count: serious and critical by default; `moderate` adds the moderate ones. */
+export type AxeThreshold = 'serious' | 'moderate';
+
 /** axe-core on the page as it is now (its context must bypass the CSP); serious and critical violations only. */
-export async function axeOn(page: Page): Promise<AxeViolation[]> {
+export async function axeOn(page: Page, threshold: AxeThreshold = 'serious'): Promise<AxeViolation[]> {
   await page.addScriptTag({ path: AXE_PATH });
   // A string: the test code is type-checked without the DOM library.
   const result = await page.evaluate<AxeViolation[]>(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({
       id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')),
     })))`);
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  const counted = threshold === 'moderate' ? ['moderate', 'serious', 'critical'] : ['serious', 'critical'];
+  return result.filter((v) => counted.includes(v.impact));
 }
 
 /** How many pixels the page is wider than the viewport (0: no sideways scrolling). */
