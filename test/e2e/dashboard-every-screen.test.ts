@@ -51,7 +51,8 @@ describe('Dashboard: every screen, accessible and photographed', function () {
 
   before(async function () {
     if (chromiumMissing()) this.skip();
-    dashboard = await startDashboard({ partner: true });
+    // The webhook's receiver is a local address nobody listens on: it is only listed, never delivered to.
+    dashboard = await startDashboard({ partner: true, env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
     const { key } = await dashboard.tenants.aWorkspaceKey(dashboard.workspaceId);
     const post = async (path: string, body: unknown) => {
       const res = await fetch(`${dashboard.apiUrl}/v1${path}`, { method: 'POST', headers: { ...bearer(key), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
@@ -60,7 +61,7 @@ describe('Dashboard: every screen, accessible and photographed', function () {
     };
     ids['/links/:id'] = (await post('/links', { url: 'https://example.com/spring-sale', slug: 'spring-sale', title: 'Spring sale' })).id;
     await post('/links', { url: 'https://example.com/autumn', slug: 'autumn' });
-    ids['/webhooks/:id'] = (await post('/webhooks', { url: 'https://hooks.example.com/linkplane', events: ['link.created'] })).id;
+    ids['/webhooks/:id'] = (await post('/webhooks', { url: 'http://127.0.0.1:9/linkplane', name: 'Receiver', events: ['link.created'] })).id;
     const context = await dashboard.browser.browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
     await signInThroughForm(page, dashboard.apiUrl, dashboard.user);
@@ -126,7 +127,7 @@ describe('Dashboard: every screen, accessible and photographed', function () {
 
   it('checks every declared route in every context it works in, with dialogs open, and photographs the main ones', async () => {
     const routes = await declaredRoutes();
-    expect(routes.length).to.be.greaterThan(20);
+    expect(routes.length).to.be.at.least(20);
     const unopenable = routes.filter((r) => r.path.includes(':') && !ids[r.path]).map((r) => r.path);
     expect(unopenable, 'routes with a parameter this test does not know how to fill: add them to `ids`').to.deep.equal([]);
     const checked: string[] = [];
