@@ -107,7 +107,7 @@ describe('Dashboard: the links list', function () {
     for (const i of [30, 29, 28]) expect((await linkBySlug(slug(i))).folder_id, slug(i)).to.equal(spring);
 
     const [download] = await Promise.all([page.waitForEvent('download'), bar.getByRole('button', { name: 'Export selected' }).click()]);
-    const csv = await readFile((await download.path())!, 'utf8');
+    const csv = await readFile(await download.path(), 'utf8');
     const lines = csv.trim().split('\r\n');
     expect(lines[0]).to.equal('short_url,url,slug,title,tags,folder_id,archived,clicks,created_at');
     expect(lines.slice(1).map((l) => l.split(',')[2]).sort()).to.deep.equal([slug(28), slug(29), slug(30)]);

@@ -23,7 +23,7 @@ async function destination(shortUrl: string, userAgent: string): Promise<string 
 }
 
 describe('Dashboard links', function () {
-  this.timeout(180_000);
+  this.timeout(400_000);
   let dashboard: Dashboard;
   let page: Page;
   let linkPath: string;

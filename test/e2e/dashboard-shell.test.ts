@@ -8,7 +8,7 @@ import { checkAccessibility, firstLoad, horizontalOverflow } from '../helpers/da
 import { signInThroughForm, startDashboard, type Dashboard } from '../helpers/dashboard.ts';
 
 describe('Dashboard shell', function () {
-  this.timeout(120_000);
+  this.timeout(400_000);
   let dashboard: Dashboard;
 
   before(async function () {
