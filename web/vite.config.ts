@@ -18,6 +18,8 @@ export default defineConfig({
     // The polyfill is an inline <script> in index.html, which the CSP forbids; every browser we support has modulepreload.
     modulePreload: { polyfill: false },
     sourcemap: false,
+    // .vite/manifest.json: which chunks each screen loads, for the size check (test/e2e/dashboard-build.test.ts).
+    manifest: true,
     target: 'es2022',
     reportCompressedSize: false,
   },

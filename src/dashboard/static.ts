@@ -50,7 +50,7 @@ The API (/v1) works without it.
 
 /**
  * Serves `dir` under /dashboard/: files as they are (hashed ones under assets/ cached for a year, immutable),
- * `index.html` for any other path (client-side routing), 503 with a plain explanation when the build is missing.
+ * `index.html` for any other path without a file extension (client-side routing), 503 with a plain explanation when the build is missing.
  * Every answer carries the strict CSP. Files are read once and kept with their compressed forms while unchanged.
  */
 export function dashboardStatic(dir: string) {
@@ -156,8 +156,9 @@ export function dashboardStatic(dir: string) {
         send(ctx, asset, rest.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
         return;
       }
-      // A missing hashed file is an old build's: a 404, not the app shell parsed as a script.
-      if (rest.startsWith('assets/')) {
+      // A missing hashed file is an old build's, and a missing file name (`favicon.ico`, `robots.txt`) is nobody's:
+      // a 404, not the app shell parsed as a script or an image. Page addresses never end in a file extension.
+      if (rest.startsWith('assets/') || /\.[A-Za-z0-9]+$/.test(rest)) {
         plain(ctx, 404, 'Not found.\n');
         return;
       }

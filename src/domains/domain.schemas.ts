@@ -103,10 +103,31 @@ export const DomainSchema = Type.Object(
 );
 export type Domain = Static<typeof DomainSchema>;
 
+/** Whether a domain can be connected here and now, said before anyone fills in the form. */
+export const DomainConnectSchema = Type.Object(
+  {
+    available: Type.Boolean({ description: 'True when POST would be accepted for a valid, free hostname' }),
+    reason: Type.Unsafe<'not_configured' | 'plan_restricted' | 'quota_exceeded' | null>({
+      type: ['string', 'null'],
+      enum: ['not_configured', 'plan_restricted', 'quota_exceeded', null],
+      description:
+        'Why not, as the error code POST would answer: `not_configured` (this installation runs without a Kubernetes ' +
+        'cluster and the Linkplane operator, which issue certificates and route custom domains), `plan_restricted` (the ' +
+        'plan lacks `custom_domains`), `quota_exceeded` (the plan\'s `domains` quota is used up); null when available',
+    }),
+    message: Type.Union([Type.String(), Type.Null()], { description: 'The reason for people; null when available' }),
+    used: Type.Integer({ minimum: 0, description: 'Custom domains connected (the default short domain does not count)' }),
+    limit: Type.Integer({ minimum: 0, description: "The plan's `domains` quota" }),
+  },
+  { ...closed, $id: 'DomainConnect' },
+);
+export type DomainConnect = Static<typeof DomainConnectSchema>;
+
 export const DomainListSchema = Type.Object(
   {
     data: Type.Array(DomainSchema, { description: 'The default short domain first, then custom domains, oldest first' }),
     pagination: Type.Object({ next_cursor: Type.Null(), has_more: Type.Literal(false) }, { ...closed, description: 'Always a single page' }),
+    connect: DomainConnectSchema,
   },
   { ...closed, $id: 'DomainList' },
 );

@@ -16,7 +16,7 @@ import { DomainObjectExistsError, type KubeDomains } from './kube-domains.ts';
 import type { DomainDoc, DomainStore } from './domain.store.ts';
 import type { DomainTlsDoc, DomainTlsStore } from './tls.store.ts';
 import { verificationRecord } from './verification.ts';
-import type { DnsRecord, Domain, DomainCreate, DomainList } from './domain.schemas.ts';
+import type { DnsRecord, Domain, DomainConnect, DomainCreate, DomainList } from './domain.schemas.ts';
 
 type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
 
@@ -146,7 +146,29 @@ export class DomainService {
     const [docs, shared] = await Promise.all([this.d.domains.list(principal.workspace._id), partnerId ? this.d.domains.list(partnerId) : []]);
     const tls = await this.tlsOf([...docs, ...shared]);
     const show = (doc: DomainDoc) => view(doc, tls === null ? undefined : (tls.get(doc._id) ?? null));
-    return { data: [this.defaultView(), ...docs.map(show), ...shared.map(show)], pagination: { next_cursor: null, has_more: false } };
+    return {
+      data: [this.defaultView(), ...docs.map(show), ...shared.map(show)],
+      pagination: { next_cursor: null, has_more: false },
+      connect: this.connectability(principal.plan, docs.length),
+    };
+  }
+
+  /**
+   * Whether POST /domains would be accepted now (for a valid, free hostname), checked in the order POST checks:
+   * the plan, the provisioner (the operator on Kubernetes, or ACME), the quota. `used`: the custom domains the tenant has.
+   */
+  connectability(plan: { id: string; capabilities: readonly string[]; limits: { domains: number } }, used: number): DomainConnect {
+    const limit = plan.limits.domains;
+    const no = (reason: NonNullable<DomainConnect['reason']>, message: string): DomainConnect => ({ available: false, reason, message, used, limit });
+    if (!plan.capabilities.includes(CUSTOM_DOMAINS)) return no('plan_restricted', `The "${plan.id}" plan does not include custom domains; links use the default short domain.`);
+    if (!this.d.kube && !this.d.tls) {
+      return no(
+        'not_configured',
+        'This installation can not connect custom domains: it runs without Kubernetes (whose Linkplane operator issues their certificates and routes them) and without an ACME directory (ACME_DIRECTORY_URL) for certificates obtained by the platform; links use the default short domain.',
+      );
+    }
+    if (used >= limit) return no('quota_exceeded', `The plan allows ${limit} custom domain${limit === 1 ? '' : 's'}, and all are in use.`);
+    return { available: true, reason: null, message: null, used, limit };
   }
 
   /** A partner's own domains and every domain of its clients, oldest first (a single page). */

@@ -8,6 +8,8 @@ import { Type } from '@sinclair/typebox';
 import {
   BulkCreateSchema,
   BulkResultSchema,
+  LinkCountQuerySchema,
+  LinkCountSchema,
   LinkCreateSchema,
   LinkExportLineSchema,
   LinkExportQuerySchema,
@@ -77,7 +79,20 @@ export function linkRoutes(links: LinkService): RouteSpec[] {
         ctx.body = await links.createMany(workspaceOf(ctx), body);
       },
     }),
-    // Before /links/:id, which would take `export` for an id.
+    // Before /links/:id, which would take `count` or `export` for an id.
+    route({
+      method: 'GET',
+      path: '/links/count',
+      operationId: 'countLinks',
+      tag: 'Links',
+      summary: 'How many links match the same filters as GET /links, over every page',
+      auth: read,
+      query: LinkCountQuerySchema,
+      responses: [{ status: 200, description: 'The number of matching links', schema: LinkCountSchema }],
+      handler: async (ctx, { query }) => {
+        ctx.body = { count: await links.count(workspaceOf(ctx), query) };
+      },
+    }),
     route({
       method: 'GET',
       path: '/links/export',

@@ -276,6 +276,15 @@ export const LinkListQuerySchema = Type.Object(
 );
 export type LinkListQuery = Static<typeof LinkListQuerySchema>;
 
+/** The list's filters without the paging: what GET /links/count counts. */
+export const LinkCountQuerySchema = Type.Omit(LinkListQuerySchema, ['cursor', 'limit'], closed);
+export type LinkCountQuery = Static<typeof LinkCountQuerySchema>;
+
+export const LinkCountSchema = Type.Object(
+  { count: Type.Integer({ minimum: 0, description: 'How many links match the filters, over every page' }) },
+  { ...closed, $id: 'LinkCount' },
+);
+
 export const QrQuerySchema = Type.Object(
   {
     format: StringEnum(['png', 'svg'], { default: 'png' }),

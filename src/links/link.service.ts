@@ -22,7 +22,7 @@ import { exportLinks, type LinkExportFormat } from './link.export.ts';
 import type { Blocklist } from '../config/link-safety.ts';
 import { withUtm, batchLookups, capabilitiesUsed, checkReferences, generateSlug, type LinkContent, type ReferenceLookups } from './link.prepare.ts';
 import { withRuleIds } from '../rules/rule-checks.ts';
-import { LinkStoredSchema, type Link, type LinkCreate, type LinkListQuery, type LinkUpdate } from './link.schemas.ts';
+import { LinkStoredSchema, type Link, type LinkCountQuery, type LinkCreate, type LinkListQuery, type LinkUpdate } from './link.schemas.ts';
 
 type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
 
@@ -305,6 +305,18 @@ export class LinkService {
     const { page, pagination } = pageOf(links, query.limit, (link) => timePosition({ created_at: link.createdAt, _id: link.id }));
     const tags = await this.tagsOf(principal.workspace._id, page.flatMap((link) => link.tagIds));
     return `{"data":[${page.map((link) => this.renderer.json(link, tags)).join(',')}],"pagination":${JSON.stringify(pagination)}}`;
+  }
+
+  /** How many links match the list's filters (GET /links/count). */
+  count(principal: WorkspacePrincipal, query: LinkCountQuery): Promise<number> {
+    return this.d.links.count({
+      workspaceId: principal.workspace._id,
+      ...(query.search ? { search: query.search } : {}),
+      ...(query.domain_id !== undefined ? { domain_id: query.domain_id } : {}),
+      ...(query.tag !== undefined ? { tag: query.tag } : {}),
+      ...(query.folder_id !== undefined ? { folder_id: query.folder_id } : {}),
+      ...(query.archived !== undefined ? { archived: query.archived === 'true' } : {}),
+    });
   }
 
   /** Every link of the workspace with every field, streamed (link.export.ts). */

@@ -184,6 +184,11 @@ export class LinkStore {
     return newestFirstBytes(this.db, this.collection.collectionName, pageFilters(query), query.after, query.limit);
   }
 
+  /** How many links the page's filters match, over every page. */
+  count(query: Omit<LinkPage, 'after' | 'limit'>): Promise<number> {
+    return this.collection.countDocuments({ $and: pageFilters({ ...query, after: null, limit: 0 }) });
+  }
+
   /**
    * Every link of a workspace, oldest first (the `workspace_newest` index walked backwards), read `batchSize` at a
    * time: what an export streams.

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { route, type RouteSpec } from '../http/route-table.ts';
 import { closed, StringEnum, Nullable } from '../platform/schema.ts';
-import { DomainCreateSchema, DomainSchema } from '../domains/domain.schemas.ts';
+import { DomainConnectSchema, DomainCreateSchema, DomainSchema } from '../domains/domain.schemas.ts';
 import { view, type DomainService } from '../domains/domain.service.ts';
 import type { DomainDoc } from '../domains/domain.store.ts';
 import type { WorkspaceStore } from '../tenancy/workspace.store.ts';
@@ -30,6 +30,7 @@ const PartnerDomainListSchema = Type.Object(
   {
     data: Type.Array(PartnerDomainSchema, { description: "The partner's domains and every client's, oldest first" }),
     pagination: Type.Object({ next_cursor: Type.Null(), has_more: Type.Literal(false) }, { ...closed, description: 'Always a single page' }),
+    connect: DomainConnectSchema,
   },
   { ...closed, $id: 'PartnerDomainList' },
 );
@@ -53,7 +54,14 @@ export function partnerDomainRoutes(domains: DomainService, deps: { partners: Pa
         const partnerId = partnerIdOf(ctx);
         const clients = await deps.workspaces.collection.find({ partner_id: partnerId }, { projection: { _id: 1 } }).toArray();
         const docs = await domains.listForPartner(partnerId, clients.map((c) => c._id));
-        ctx.body = { data: docs.map(partnerView), pagination: { next_cursor: null, has_more: false } };
+        const partner = await deps.partners.findById(partnerId);
+        if (!partner) throw new NotFoundError('partner');
+        const own = docs.filter((d) => d.owner_kind === 'partner').length;
+        ctx.body = {
+          data: docs.map(partnerView),
+          pagination: { next_cursor: null, has_more: false },
+          connect: domains.connectability(platformPlanOf(partner, deps.defaultWorkspaceRatePerMinute), own),
+        };
       },
     }),
     route({

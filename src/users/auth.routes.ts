@@ -4,7 +4,7 @@ import { clientIp } from '../platform/client-ip.ts';
 import { NoSessionError, PasswordResetExpiredError, SignInLinkExpiredError } from '../platform/errors.ts';
 import type { AuthService, ClientMeta } from './auth.service.ts';
 import type { SignedIn } from '../tenancy/principal.ts';
-import { PasswordChangeBody, PasswordResetBody, PasswordResetRequestBody, SessionSchema, SignInBody, SignInLinkBody, SignInLinkTokenBody } from './auth.schemas.ts';
+import { AuthConfigSchema, PasswordChangeBody, PasswordResetBody, PasswordResetRequestBody, SessionSchema, SignInBody, SignInLinkBody, SignInLinkTokenBody } from './auth.schemas.ts';
 import { clearSessionCookie, setSessionCookie, type CookiePolicy } from '../http/session-cookie.ts';
 
 export interface AuthRouteOptions {
@@ -38,9 +38,20 @@ export function authRoutes(auth: AuthService, options: AuthRouteOptions): RouteS
       tag: TAG,
       summary: 'How one may sign in here',
       auth: null,
-      responses: [{ status: 200, description: 'The sign-in methods' }],
+      description:
+        'Public, and never an error for a visitor who is not signed in: `signed_in` tells the sign-in page whether this ' +
+        'browser holds a live session already (then GET /auth/session answers it), so the page need not ask ' +
+        '/auth/session and meet a 401.',
+      responses: [{ status: 200, description: 'The sign-in methods', schema: AuthConfigSchema }],
       handler: (ctx) => {
-        ctx.body = { password: true, link: auth.linkSignInAvailable, password_reset: auth.passwordResetAvailable, oidc: options.oidc.enabled, oidc_name: options.oidc.enabled ? options.oidc.name : null };
+        ctx.body = {
+          password: true,
+          link: auth.linkSignInAvailable,
+          password_reset: auth.passwordResetAvailable,
+          oidc: options.oidc.enabled,
+          oidc_name: options.oidc.enabled ? options.oidc.name : null,
+          signed_in: ctx.state.signedIn != null,
+        };
       },
     }),
     route({

@@ -32,6 +32,18 @@ export const AcceptInviteBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const AuthConfigSchema = Type.Object(
+  {
+    password: Type.Boolean({ description: 'Sign-in with e-mail and password (always offered)' }),
+    link: Type.Boolean({ description: 'E-mailed one-time sign-in links (needs SMTP)' }),
+    password_reset: Type.Boolean({ description: 'Password reset by an e-mailed link (needs SMTP)' }),
+    oidc: Type.Boolean({ description: 'Single sign-on through the configured OpenID Connect provider' }),
+    oidc_name: Type.Union([Type.String(), Type.Null()], { description: 'The provider name to show; null without OIDC' }),
+    signed_in: Type.Boolean({ description: 'Whether the request carried a live session cookie' }),
+  },
+  { additionalProperties: false, $id: 'AuthConfig' },
+);
+
 export const SessionSchema = Type.Object({
   user: Type.Object({ id: Type.String(), email: Type.String(), name: Type.String() }),
   memberships: Type.Array(Type.Object({ kind: StringEnum(['workspace', 'partner'] as const), id: Type.String(), name: Type.String(), role: Role })),

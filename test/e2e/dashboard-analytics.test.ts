@@ -162,10 +162,10 @@ describe('Dashboard analytics screen', function () {
 
     // The link's own page leads here, and back.
     await page.getByRole('link', { name: 'Edit the link' }).click();
-    await page.waitForURL((url) => url.pathname === `/dashboard/links/${link.id}`);
+    await page.waitForURL((url) => url.pathname === `/dashboard/w/${dashboard.workspaceId}/links/${link.id}`);
     await page.goto(`${dashboard.apiUrl}/dashboard/links/${other.id}`);
     await page.getByRole('link', { name: 'Analytics of this link' }).click();
-    await page.waitForURL((url) => url.pathname === '/dashboard/analytics' && url.searchParams.get('link_id') === other.id);
+    await page.waitForURL((url) => url.pathname === `/dashboard/w/${dashboard.workspaceId}/analytics` && url.searchParams.get('link_id') === other.id);
     await page.getByRole('heading', { level: 1, name: `Analytics of ${other.short_url.replace(/^https?:\/\//, '')}` }).waitFor();
     await tile(page, 'clicks').filter({ hasText: /^0$/ }).waitFor();
     await page.context().close();
@@ -276,7 +276,7 @@ describe('Dashboard analytics screen', function () {
   it('shows a partner the traffic across its clients, broken down by client', async () => {
     const page = await dashboard.signedInPage();
     await page.getByLabel('Workspace or partner in view').selectOption({ value: dashboard.partnerId! });
-    await page.waitForURL((url) => url.pathname === '/dashboard/partner');
+    await page.waitForURL((url) => url.pathname === `/dashboard/p/${dashboard.partnerId}/partner`);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Analytics' }).click();
     await page.getByText('Traffic across every client workspace of').waitFor();
     await tile(page, 'clicks').filter({ hasText: /^1$/ }).waitFor();

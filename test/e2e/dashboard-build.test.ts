@@ -6,6 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join } from 'node:path';
+import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { chromiumMissing, launchBrowser, watchCspViolations, type TestBrowser } from '../helpers/browser.ts';
 import { DASHBOARD_DIST, requireDashboardBuild } from '../helpers/dashboard.ts';
 
@@ -69,6 +70,42 @@ describe('Dashboard build', function () {
     for (const name of assets.filter((n) => n.endsWith('.js'))) {
       expect(readFileSync(join(DASHBOARD_DIST, 'assets', name), 'utf8')).not.to.include('sourceMappingURL');
     }
+  });
+
+  it('loads at most 60 KB of compressed JavaScript for any screen (the shell, the screen and what they import)', () => {
+    interface Chunk {
+      file: string;
+      imports?: string[];
+      isEntry?: boolean;
+      isDynamicEntry?: boolean;
+    }
+    const manifest = JSON.parse(readFileSync(join(DASHBOARD_DIST, '.vite', 'manifest.json'), 'utf8')) as Record<string, Chunk>;
+    /** A chunk and every chunk it imports statically (what the browser fetches before running it). */
+    const closure = (key: string, into = new Set<string>()): Set<string> => {
+      if (into.has(key)) return into;
+      into.add(key);
+      for (const next of manifest[key]!.imports ?? []) closure(next, into);
+      return into;
+    };
+    // As the api sends them: brotli at quality 11 (src/dashboard/static.ts).
+    const compressed = new Map<string, number>();
+    const size = (key: string) => {
+      const file = manifest[key]!.file;
+      if (!compressed.has(file)) {
+        compressed.set(file, brotliCompressSync(readFileSync(join(DASHBOARD_DIST, file)), { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } }).length);
+      }
+      return compressed.get(file)!;
+    };
+    const entry = Object.keys(manifest).find((key) => manifest[key]!.isEntry)!;
+    const screens = Object.keys(manifest).filter((key) => manifest[key]!.isDynamicEntry && /\.screen\.tsx$/.test(key));
+    expect(screens.length, 'screens found in the manifest').to.be.greaterThan(20);
+    const figures = screens.map((screen) => {
+      const files = closure(screen, closure(entry));
+      return { screen: screen.replace(/^src\/screens\//, ''), bytes: [...files].reduce((sum, key) => sum + size(key), 0) };
+    });
+    figures.sort((a, b) => b.bytes - a.bytes);
+    console.log(figures.map((f) => `      ${(f.bytes / 1024).toFixed(1).padStart(5)} KB  ${f.screen}`).join('\n'));
+    for (const { screen, bytes } of figures) expect(bytes, `${screen}: ${(bytes / 1024).toFixed(1)} KB of compressed JavaScript`).to.be.below(60 * 1024);
   });
 
   describe('in Chromium under the CSP', function () {

@@ -1,5 +1,6 @@
 // The Domains screen in real Chromium against a real api run as the all-in-one does it (no Kubernetes cluster):
-// connecting a domain shows why it cannot work here; a domain on its way to active shows its copyable DNS records
+// the screen says before any form that custom domains cannot work here; with a (test) cluster the form connects one
+// and shows its records at once; a domain on its way to active shows its copyable DNS records
 // and follows its status live; deletion asks first.
 import { expect } from 'chai';
 import { chromiumMissing } from '../helpers/browser.ts';
@@ -7,9 +8,10 @@ import { checkAccessibility, horizontalOverflow } from '../helpers/dashboard-che
 import { startDashboard, type Dashboard } from '../helpers/dashboard.ts';
 import { DomainStore, type DomainDoc } from '../../src/domains/domain.store.ts';
 import { newId } from '../../src/platform/ids.ts';
+import { startKubeApiServer, type KubeApiServer } from '../helpers/kube-apiserver.ts';
 
 describe('Dashboard domains screen', function () {
-  this.timeout(120_000);
+  this.timeout(400_000);
   let dashboard: Dashboard;
   let domains: DomainStore;
 
@@ -45,39 +47,22 @@ describe('Dashboard domains screen', function () {
     return doc;
   }
 
-  it('connects a domain from the keyboard alone and shows clearly why the all-in-one cannot serve it', async () => {
+  it('says up front, before any form, that this server cannot connect custom domains', async () => {
     const page = await dashboard.signedInPage();
+    const posts: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().includes('/v1/domains')) posts.push(request.url());
+    });
     await page.goto(`${dashboard.apiUrl}/dashboard/domains`);
     await page.getByRole('heading', { level: 1, name: 'Domains' }).waitFor();
     // The default short domain is listed, active.
     await page.getByRole('article').filter({ hasText: 'default short domain' }).getByTestId('domain-status').filter({ hasText: 'Active' }).waitFor();
-    await page.keyboard.press('Tab');
-    expect(await page.evaluate('document.activeElement.name')).to.equal('hostname');
-    await page.keyboard.type('links.acme-shop.com');
-    await page.keyboard.press('Enter');
-    const alert = page.getByRole('alert').filter({ hasText: 'Custom domains are not available on this server' });
-    await alert.waitFor();
-    const text = await alert.textContent();
-    expect(text).to.include(
-      'Custom domains (a Kubernetes cluster running the Linkplane operator, or ACME_DIRECTORY_URL for certificates obtained by the platform) is not configured in this environment.',
-    );
-    expect(text).to.include('or the server set up to obtain certificates itself from an ACME certificate authority');
-    // Nothing was connected.
-    expect(await page.getByRole('heading', { level: 3, name: 'links.acme-shop.com' }).count()).to.equal(0);
-    expect(await domains.collection.countDocuments({ hostname: 'links.acme-shop.com' })).to.equal(0);
-    await page.context().close();
-  });
-
-  it('shows a refused hostname next to the field', async () => {
-    const page = await dashboard.signedInPage();
-    await page.goto(`${dashboard.apiUrl}/dashboard/domains`);
-    await page.getByLabel('Hostname').fill('localhost');
-    await page.getByRole('button', { name: 'Connect' }).click();
-    const error = page.locator('.field-error');
-    await error.waitFor();
-    expect(await page.getByLabel('Hostname').getAttribute('aria-invalid')).to.equal('true');
-    const describedBy = (await page.getByLabel('Hostname').getAttribute('aria-describedby'))!;
-    expect(describedBy.split(' ')).to.include(await error.getAttribute('id'));
+    const notice = page.locator('.not-configured');
+    await notice.getByText('Custom domains are not available on this server').waitFor();
+    expect(await notice.textContent()).to.include('runs without Kubernetes');
+    expect(await page.getByLabel('Hostname').count(), 'no form offered in vain').to.equal(0);
+    expect(await page.getByRole('button', { name: 'Connect' }).count()).to.equal(0);
+    expect(posts).to.deep.equal([]);
     await page.context().close();
   });
 
@@ -135,23 +120,19 @@ describe('Dashboard domains screen', function () {
     await aDomain('axe.example-shop.com');
     const violations = await checkAccessibility(dashboard, `${dashboard.apiUrl}/dashboard/domains`, dashboard.user, async (page) => {
       await page.getByRole('article', { name: 'axe.example-shop.com' }).waitFor();
-      await page.getByLabel('Hostname').fill('x.acme-shop.com');
-      await page.getByRole('button', { name: 'Connect' }).click();
       await page.getByText('Custom domains are not available on this server').waitFor();
     });
     expect(violations).to.deep.equal([]);
   });
 
-  it('lists a partner its clients’ domains with their owner, and explains a refused connection', async () => {
+  it('lists a partner its clients’ domains with their owner, and says why none can be connected', async () => {
     await aDomain('client.example-shop.com');
     const violations = await checkAccessibility(dashboard, `${dashboard.apiUrl}/dashboard/domains`, dashboard.user, async (page) => {
       await page.getByLabel('Workspace or partner in view').selectOption({ value: dashboard.partnerId! });
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Domains' }).click();
       const card = page.getByRole('article', { name: 'client.example-shop.com' });
       await card.getByText(`Owner: client ${dashboard.workspaceId}`).waitFor();
-      await page.getByLabel('Hostname').fill('partner.example-shop.com');
-      await page.getByRole('button', { name: 'Connect' }).click();
-      await page.getByRole('alert').filter({ hasText: /not available on this server|could not be connected/ }).waitFor();
+      await page.locator('.not-configured').filter({ hasText: /not available on this server|plan does not include/ }).waitFor();
     });
     expect(violations).to.deep.equal([]);
   });
@@ -162,6 +143,56 @@ describe('Dashboard domains screen', function () {
     await page.goto(`${dashboard.apiUrl}/dashboard/domains`);
     await page.getByRole('article', { name: 'a-rather-long-subdomain-name.of-a-long-registered-domain.example-shop.com' }).waitFor();
     expect(await horizontalOverflow(page)).to.equal(0);
+    await page.context().close();
+  });
+});
+
+describe('Dashboard domains screen, with a Kubernetes cluster', function () {
+  this.timeout(400_000);
+  let dashboard: Dashboard;
+  let kube: KubeApiServer;
+
+  before(async function () {
+    if (chromiumMissing()) this.skip();
+    kube = await startKubeApiServer();
+    dashboard = await startDashboard({
+      env: { DOMAINS_KUBE: 'kubeconfig', KUBECONFIG: kube.kubeconfigFile(), DOMAIN_NAMESPACE: 'linkplane-domains', DOMAIN_CNAME_TARGET: 'ingress.linkplane.test' },
+    });
+  });
+
+  after(async () => {
+    await dashboard?.stop();
+    await kube?.stop();
+  });
+
+  it('offers the form with the quota, connects from the keyboard alone and shows the DNS records to set at once', async () => {
+    const page = await dashboard.signedInPage();
+    await page.goto(`${dashboard.apiUrl}/dashboard/domains`);
+    await page.getByText(/^0 of \d+ custom domains in use/).waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.name')).to.equal('hostname');
+    await page.keyboard.type('links.acme-shop.com');
+    await page.keyboard.press('Enter');
+    const card = page.getByRole('article', { name: 'links.acme-shop.com' });
+    await card.waitFor();
+    expect(await card.getByTestId('domain-status').textContent()).to.equal('DNS verification');
+    const records = card.getByRole('table', { name: 'DNS records to set for links.acme-shop.com' });
+    await records.getByText('ingress.linkplane.test', { exact: true }).waitFor();
+    expect(await records.getByRole('cell', { name: 'TXT', exact: true }).count()).to.equal(1);
+    await page.getByText(/^1 of \d+ custom domains in use/).waitFor();
+    await page.context().close();
+  });
+
+  it('shows a refused hostname next to the field', async () => {
+    const page = await dashboard.signedInPage();
+    await page.goto(`${dashboard.apiUrl}/dashboard/domains`);
+    await page.getByLabel('Hostname').fill('localhost');
+    await page.getByRole('button', { name: 'Connect' }).click();
+    const error = page.locator('.field-error');
+    await error.waitFor();
+    expect(await page.getByLabel('Hostname').getAttribute('aria-invalid')).to.equal('true');
+    const describedBy = (await page.getByLabel('Hostname').getAttribute('aria-describedby'))!;
+    expect(describedBy.split(' ')).to.include(await error.getAttribute('id'));
     await page.context().close();
   });
 });

@@ -8,7 +8,7 @@ import { checkAccessibility, firstLoad, horizontalOverflow } from '../helpers/da
 import { signInThroughForm, startDashboard, type Dashboard } from '../helpers/dashboard.ts';
 
 describe('Dashboard shell', function () {
-  this.timeout(120_000);
+  this.timeout(400_000);
   let dashboard: Dashboard;
 
   before(async function () {
@@ -28,7 +28,7 @@ describe('Dashboard shell', function () {
   it('signs in through the form and lands on the first screen of the workspace, with its navigation', async () => {
     const page = await freshPage();
     await signInThroughForm(page, dashboard.apiUrl, dashboard.user);
-    expect(new URL(page.url()).pathname).to.equal('/dashboard/links');
+    expect(new URL(page.url()).pathname).to.equal(`/dashboard/w/${dashboard.workspaceId}/links`);
     await page.getByRole('heading', { level: 1, name: 'Links' }).waitFor();
     const nav = page.getByRole('navigation', { name: 'Main' });
     for (const label of ['Links', 'Analytics', 'Domains', 'Keys', 'Webhooks', 'Workspace']) {
@@ -59,7 +59,7 @@ describe('Dashboard shell', function () {
     await page.getByLabel('E-mail', { exact: true }).fill(dashboard.user.email);
     await page.getByLabel('Password', { exact: true }).fill(dashboard.user.password);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.waitForURL((url) => url.pathname === '/dashboard/keys');
+    await page.waitForURL((url) => url.pathname === `/dashboard/w/${dashboard.workspaceId}/keys`);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
     // The session is gone on the server too: a reload does not bring the dashboard back.
@@ -73,15 +73,15 @@ describe('Dashboard shell', function () {
     const page = await dashboard.signedInPage();
     const switcher = page.getByLabel('Workspace or partner in view');
     await switcher.selectOption({ value: dashboard.partnerId! });
-    await page.waitForURL((url) => url.pathname === '/dashboard/partner');
+    await page.waitForURL((url) => url.pathname === `/dashboard/p/${dashboard.partnerId}/partner`);
     const nav = page.getByRole('navigation', { name: 'Main' });
     await nav.getByRole('link', { name: 'Partner', exact: true }).waitFor();
     expect(await nav.getByRole('link', { name: 'Links', exact: true }).count()).to.equal(0);
     // Remembered for the next visit in this browser.
     await page.goto(`${dashboard.apiUrl}/dashboard/`);
-    await page.waitForURL((url) => url.pathname === '/dashboard/partner');
+    await page.waitForURL((url) => url.pathname === `/dashboard/p/${dashboard.partnerId}/partner`);
     await switcher.selectOption({ value: dashboard.workspaceId });
-    await page.waitForURL((url) => url.pathname === '/dashboard/links');
+    await page.waitForURL((url) => url.pathname === `/dashboard/w/${dashboard.workspaceId}/links`);
     await page.context().close();
   });
 

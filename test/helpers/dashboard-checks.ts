@@ -36,14 +36,17 @@ export async function checkAccessibility(
   }
 }
 
-/** axe-core on the page as it is now (its context must bypass the CSP); serious and critical violations, and moderate ones when asked. */
-export async function axeOn(page: Page, lowest: 'serious' | 'moderate' = 'serious'): Promise<AxeViolation[]> {
+/** Which axe findings count: serious and critical by default; `moderate` adds the moderate ones. */
+export type AxeThreshold = 'serious' | 'moderate';
+
+/** axe-core on the page as it is now (its context must bypass the CSP); the violations at or above `threshold`. */
+export async function axeOn(page: Page, threshold: AxeThreshold = 'serious'): Promise<AxeViolation[]> {
   await page.addScriptTag({ path: AXE_PATH });
   // A string: the test code is type-checked without the DOM library.
   const result = await page.evaluate<AxeViolation[]>(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({
       id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')),
     })))`);
-  const counted = lowest === 'moderate' ? ['moderate', 'serious', 'critical'] : ['serious', 'critical'];
+  const counted = threshold === 'moderate' ? ['moderate', 'serious', 'critical'] : ['serious', 'critical'];
   return result.filter((v) => v.impact !== null && counted.includes(v.impact));
 }
 

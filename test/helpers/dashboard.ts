@@ -109,12 +109,12 @@ export async function startDashboard(options: DashboardOptions = {}): Promise<Da
 
     const api = spawnProcess('api', env);
     processes.push(api);
-    // Three processes starting at once on a busy machine can take longer than one alone: three minutes each.
-    const waits = [waitForHttp(`${apiUrl}/healthz`, api, 180_000)];
+    // Minutes: on a busy machine the api process takes long to start (every module is compiled on the way in).
+    const waits = [waitForHttp(`${apiUrl}/healthz`, api, 240_000)];
     if (options.redirect) {
       const redirect = spawnProcess('redirect', env);
       processes.push(redirect);
-      waits.push(waitForHttp(`${redirectBase}/healthz`, redirect, 180_000));
+      waits.push(waitForHttp(`${redirectBase}/healthz`, redirect, 240_000));
     }
     if (options.worker) processes.push(spawnProcess('worker', env));
     await Promise.all(waits);

@@ -381,8 +381,20 @@ describe('dashboard sign-in, sessions and session access to /v1 (real HTTP)', fu
   it('tells the sign-in page which methods exist here', async () => {
     const res = await browser().request('GET', '/auth/config');
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ password: true, link: false, password_reset: false, oidc: false, oidc_name: null });
+    expect(res.body).to.deep.equal({ password: true, link: false, password_reset: false, oidc: false, oidc_name: null, signed_in: false });
     expectError(await browser().request('GET', '/auth/oidc/start'), 404, 'not_found');
+  });
+
+  it('tells the sign-in page, without a 401, whether the browser is signed in already', async () => {
+    const user = await users.aUser({ in: [{ kind: 'workspace', id: other._id, role: 'owner' }] });
+    const b = browser();
+    expect((await b.request('GET', '/auth/config')).body).to.include({ signed_in: false });
+    expect((await b.signIn(user.email, user.password)).status).to.equal(200);
+    const config = await b.request('GET', '/auth/config');
+    expect(config.status).to.equal(200);
+    expect(config.body).to.include({ signed_in: true });
+    expect((await b.request('POST', '/auth/sign-out')).status).to.equal(204);
+    expect((await b.request('GET', '/auth/config')).body).to.include({ signed_in: false });
   });
 
   it('without SMTP: no sign-in links (503 not_configured), and an invitation hands its link to the owner', async () => {

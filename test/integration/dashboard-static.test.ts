@@ -125,6 +125,19 @@ describe('the dashboard files served by the api (web/dist)', function () {
     expect(res.headers.get('cache-control')).to.equal('no-cache');
   });
 
+  it('answers 404 for a file name the build does not have, and the app for page addresses', async () => {
+    for (const path of ['/dashboard/favicon.ico', '/dashboard/robots.txt', '/dashboard/w/ws_1/apple-touch-icon.png']) {
+      const res = await fetch(`${api.url}${path}`);
+      expect(res.status, path).to.equal(404);
+      expect(res.headers.get('content-type'), path).to.equal('text/plain; charset=utf-8');
+    }
+    for (const path of ['/dashboard/w/ws_1/links/lnk_1', '/dashboard/p/pa_1/partner/clients', '/dashboard/links']) {
+      const res = await fetch(`${api.url}${path}`);
+      expect(res.status, path).to.equal(200);
+      expect(res.headers.get('content-type'), path).to.equal('text/html; charset=utf-8');
+    }
+  });
+
   it('never serves a file outside the build (.., encoded or not)', async () => {
     for (const path of ['/dashboard/../lp-secret.txt', '/dashboard/%2e%2e/lp-secret.txt', '/dashboard/assets/%2e%2e%2f%2e%2e%2flp-secret.txt', '/dashboard/..%5clp-secret.txt', '/dashboard/%00']) {
       const res = await rawGet(api.url, path);

@@ -202,8 +202,12 @@ export async function fetchAll<T>(path: string, query: Query = {}, maxPages = 20
 /** A human sentence for any thrown value, for banners and toasts. */
 export function describeError(error: unknown): string {
   if (error instanceof ApiError) {
-    // Messages that already say when to try again (the sign-in doors name the time) are not told it twice.
-    if (error.code === 'rate_limited' && error.retryAfter && !/try again|retry in/i.test(error.message)) return `${error.message} Try again in ${error.retryAfter} s.`;
+    if (error.code === 'rate_limited' && error.retryAfter && !/\b(retry|try again)\b/i.test(error.message)) {
+      return `${error.message} Try again in ${error.retryAfter} s.`;
+    }
+    // The api speaks of key kinds; in the dashboard the kind is the workspace or partner in view.
+    const kind = error.code === 'forbidden' ? /requires a (workspace|partner) key/.exec(error.message)?.[1] : undefined;
+    if (kind) return `This belongs to a ${kind}, not to what is in view: switch to a ${kind} with the menu at the top of the page.`;
     return error.message;
   }
   if (error instanceof Error) return error.message;

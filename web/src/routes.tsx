@@ -26,3 +26,20 @@ const HOME: Record<ContextKind, string> = { workspace: '/links', partner: '/part
 export function homePath(kind: ContextKind): string {
   return HOME[kind];
 }
+
+const ALL_KINDS: ContextKind[] = ['workspace', 'partner'];
+
+/**
+ * The contexts a page (a path below the context, `/links/lnk_1`) works in: those of the navigation entry it sits
+ * under (`/links` is a workspace's), every kind for pages under no entry.
+ */
+export function kindsOf(path: string): ContextKind[] {
+  let best: NavEntry | null = null;
+  for (const entry of NAV) {
+    if ((path === entry.path || path.startsWith(`${entry.path}/`)) && (!best || entry.path.length > best.path.length)) best = entry;
+  }
+  return best?.kinds ?? ALL_KINDS;
+}
+
+/** What to call a kind of context in a sentence. */
+export const KIND_NAME: Record<ContextKind, string> = { workspace: 'workspace', partner: 'partner' };

@@ -2,7 +2,9 @@
 // call carries the context chosen here (Linkplane-Context) and the session's CSRF token.
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, setCredentials, setUnauthorizedHandler } from './api.ts';
+import type { ContextKind } from './context-choice.ts';
 import { pickContext, type Membership } from './context-choice.ts';
+import { setPathContext } from './paths.ts';
 
 export type { ContextKind, Membership } from './context-choice.ts';
 
@@ -25,6 +27,7 @@ const listeners = new Set<(s: SessionState) => void>();
 
 function publish(next: SessionState): void {
   state = next;
+  setPathContext(next.context);
   setCredentials({ csrfToken: next.session?.csrf_token ?? null, context: next.context?.id ?? null });
   for (const listener of listeners) listener(state);
 }
@@ -62,16 +65,44 @@ export async function loadSession(): Promise<Session | null> {
   }
 }
 
-/** Switches the workspace or partner in view; remembered in this browser for the next visit. */
+/** As loadSession, for public pages: asks /auth/config first, so a visitor who is not signed in meets no 401. */
+export async function loadSessionIfSignedIn(): Promise<Session | null> {
+  const config = await api.get<{ signed_in?: boolean }>('/auth/config');
+  if (config.signed_in) return loadSession();
+  setSession(null);
+  return null;
+}
+
+/**
+ * Switches the workspace or partner in view; remembered in this browser for the next visit. The address is what
+ * names the context (paths.ts): the app calls this when the address changes, so a screen that wants another
+ * context navigates to its address (`inContext`) rather than calling this.
+ */
 export function switchContext(id: string): void {
   if (!state.session) return;
   const context = pickContext(state.session.memberships, id);
+  if (context?.id === state.context?.id) return;
   try {
     if (context) localStorage.setItem(CONTEXT_KEY, context.id);
   } catch {
     // storage disabled: the choice lasts for this page only
   }
   publish({ ...state, context });
+}
+
+/** The membership the address names, or null when the person has none with that id and kind. */
+export function membershipOf(kind: ContextKind, id: string): Membership | null {
+  return state.session?.memberships.find((m) => m.id === id && m.kind === kind) ?? null;
+}
+
+/**
+ * The context an address without one (an old bookmark, `/dashboard/`) opens in: the one in view or remembered
+ * when its kind fits the page, else the first membership of a fitting kind.
+ */
+export function contextFor(kinds: readonly ContextKind[]): Membership | null {
+  const memberships = state.session?.memberships ?? [];
+  const fitting = memberships.filter((m) => kinds.includes(m.kind));
+  return pickContext(fitting, state.context?.id ?? rememberedContext());
 }
 
 export async function signOut(): Promise<void> {

@@ -2,9 +2,9 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ToastRegion } from './components/toast.tsx';
-import { BASE, to } from './paths.ts';
+import { BASE, contextOfPath, inContext, to } from './paths.ts';
 import { NAV } from './routes.tsx';
-import { signOut, switchContext, useSession } from './session.ts';
+import { signOut, useSession } from './session.ts';
 import type { Membership } from './session.ts';
 import { homePath } from './routes.tsx';
 
@@ -17,12 +17,12 @@ export function Shell({ children }: { children: ComponentChildren }) {
   useEffect(() => setMenuOpen(false), [path]);
   if (!session) return null;
   const entries = NAV.filter((entry) => context && entry.kinds.includes(context.kind));
-  const current = path.slice(BASE.length) || '/';
+  const current = contextOfPath(path)?.rest ?? (path.slice(BASE.length) || '/');
 
+  // The address names the context: switching is going to the other context's home.
   const onSwitch = (id: string) => {
-    switchContext(id);
     const next = session.memberships.find((m) => m.id === id);
-    if (next) route(to(homePath(next.kind)));
+    if (next) route(inContext(next, homePath(next.kind)));
   };
 
   return (

@@ -3,6 +3,8 @@ import type { ComponentChildren } from 'preact';
 export interface Column<T> {
   /** Column heading. */
   label: string;
+  /** What the heading cell shows instead of the label (a "select all" box); the label stays its key. */
+  header?: ComponentChildren;
   render: (row: T) => ComponentChildren;
   /** Right-aligned numbers. */
   numeric?: boolean;
@@ -31,7 +33,7 @@ export function DataTable<T>({ caption, columns, rows, rowKey, hideCaption }: Da
           <tr>
             {columns.map((column) => (
               <th key={column.label} scope="col" class={column.numeric ? 'numeric' : undefined}>
-                {column.label}
+                {column.header ?? column.label}
               </th>
             ))}
           </tr>

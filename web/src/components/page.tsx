@@ -23,7 +23,9 @@ export function Page({ title, actions, children }: PageProps) {
     heading.current?.focus({ preventScroll: false });
   }, []);
   return (
-    <section class="page" aria-labelledby="page-title">
+    // Not a named region: <main> is the landmark, and a region named like the screen's own table ("Links") would
+    // be a second landmark with the same name.
+    <section class="page">
       <header class="page-header">
         <h1 id="page-title" tabIndex={-1} ref={heading}>
           {title}

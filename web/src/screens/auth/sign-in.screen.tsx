@@ -16,6 +16,7 @@ interface AuthConfig {
   password_reset?: boolean;
   oidc: boolean;
   oidc_name?: string | null;
+  signed_in?: boolean;
 }
 
 /** The `?error=` codes the api's redirects carry, as sentences. */
@@ -30,16 +31,23 @@ const REDIRECT_ERRORS: Record<string, string> = {
 export default function SignInScreen() {
   const { query, route } = useLocation();
   const [config, setConfig] = useState<AuthConfig>({ password: true, link: false, oidc: false });
-  useEffect(() => {
-    api.get<AuthConfig>('/auth/config').then(setConfig, () => undefined);
-  }, []);
   const redirectError = query.error ? (REDIRECT_ERRORS[query.error] ?? 'Signing in did not succeed. Try again.') : null;
-  const done = (session: Session) => {
-    setSession(session);
+  const leave = () => {
     const next = safeNext(query.next, to('/'));
     if (next.startsWith('/auth/')) location.assign(next);
     else route(next, true);
   };
+  const done = (session: Session) => {
+    setSession(session);
+    leave();
+  };
+  useEffect(() => {
+    api.get<AuthConfig>('/auth/config').then((answer) => {
+      // Signed in already (a bookmark of this page): nothing to do here; the page asked for loads the session.
+      if (answer.signed_in) leave();
+      else setConfig(answer);
+    }, () => undefined);
+  }, []);
 
   return (
     <AuthFrame title="Sign in">

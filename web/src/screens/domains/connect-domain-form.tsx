@@ -2,13 +2,14 @@ import { useState } from 'preact/hooks';
 import { ApiError, api } from '../../api.ts';
 import { ErrorBanner } from '../../components/error-banner.tsx';
 import { Field } from '../../components/field.tsx';
-import type { Domain } from './domain-types.ts';
+import type { Domain, DomainConnect } from './domain-types.ts';
 
 /**
- * Connecting a hostname. Where custom domains cannot work (no Kubernetes cluster and no ACME, as in the all-in-one) the api
- * answers 503 `not_configured`; that reason gets its own explanation instead of a generic failure.
+ * Connecting a hostname, offered only where the list said it can work (`connect`): otherwise the reason is said up
+ * front, before anyone types a hostname. A refusal after submitting (the situation changed meanwhile) is explained
+ * the same way.
  */
-export function ConnectDomainForm({ path, onConnected }: { path: string; onConnected: (domain: Domain) => void }) {
+export function ConnectDomainForm({ path, connect, onConnected }: { path: string; connect: DomainConnect | null; onConnected: (domain: Domain) => void }) {
   const [hostname, setHostname] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -30,9 +31,23 @@ export function ConnectDomainForm({ path, onConnected }: { path: string; onConne
     }
   };
 
+  if (connect && !connect.available) {
+    return (
+      <section aria-labelledby="connect-title">
+        <h2 id="connect-title">Connect a domain</h2>
+        <Unavailable reason={connect.reason} message={connect.message} />
+      </section>
+    );
+  }
   return (
     <section aria-labelledby="connect-title">
       <h2 id="connect-title">Connect a domain</h2>
+      {connect && (
+        <p class="muted">
+          {connect.used} of {connect.limit} custom domain{connect.limit === 1 ? '' : 's'} in use. Once connected, set the DNS records shown below the domain; this page follows the
+          verification as it happens.
+        </p>
+      )}
       <form onSubmit={(e) => void submit(e)} class="connect-form">
         <Field label="Hostname" error={fieldError} hint="A subdomain such as links.example.com, or a domain of its own such as example.link.">
           {(control) => (
@@ -43,19 +58,33 @@ export function ConnectDomainForm({ path, onConnected }: { path: string; onConne
           Connect
         </button>
       </form>
-      {failure?.code === 'not_configured' ? (
-        <div class="error-banner not-configured" role="alert">
-          <strong>Custom domains are not available on this server</strong>
-          <p>{failure.message}</p>
-          <p>
-            Connecting a domain needs a Kubernetes cluster running the Linkplane operator, or the server set up to obtain certificates itself from an ACME certificate authority such as
-            Let's Encrypt (ACME_DIRECTORY_URL). This server has neither (for example the all-in-one development setup as it starts), so links can only use the default short domain
-            here.
-          </p>
-        </div>
+      {failure && ['not_configured', 'plan_restricted', 'quota_exceeded'].includes(failure.code) ? (
+        <Unavailable reason={failure.code as DomainConnect['reason']} message={failure.message} alert />
       ) : (
         !fieldError && <ErrorBanner error={error} title="The domain could not be connected" />
       )}
     </section>
+  );
+}
+
+const TITLES: Record<NonNullable<DomainConnect['reason']>, string> = {
+  not_configured: 'Custom domains are not available on this server',
+  plan_restricted: 'Your plan does not include custom domains',
+  quota_exceeded: 'Every custom domain of your plan is in use',
+};
+
+function Unavailable({ reason, message, alert }: { reason: DomainConnect['reason']; message: string | null; alert?: boolean }) {
+  return (
+    <div class="notice not-configured" role={alert ? 'alert' : undefined}>
+      <strong>{reason ? TITLES[reason] : 'Custom domains cannot be connected now'}</strong>
+      {message && <p>{message}</p>}
+      {reason === 'not_configured' && (
+        <p>
+          Connecting a domain needs a Kubernetes cluster running the Linkplane operator, or the server set up to obtain certificates itself from an ACME certificate authority such as
+          Let's Encrypt (ACME_DIRECTORY_URL). This server runs without either (for example the all-in-one setup as it starts), so links use the default short domain here.
+        </p>
+      )}
+      {reason === 'quota_exceeded' && <p>Delete a domain you no longer use, or move to a plan with more domains.</p>}
+    </div>
   );
 }

@@ -22,6 +22,15 @@ export interface Domain {
   owner?: { kind: 'partner' | 'client'; client_id: string | null };
 }
 
+/** Whether a domain can be connected here (the list answer's `connect`). */
+export interface DomainConnect {
+  available: boolean;
+  reason: 'not_configured' | 'plan_restricted' | 'quota_exceeded' | null;
+  message: string | null;
+  used: number;
+  limit: number;
+}
+
 export const STEPS: { status: DomainStatus; label: string; doing: string }[] = [
   { status: 'pending_verification', label: 'DNS verification', doing: 'Waiting for the DNS records below to be set and seen.' },
   { status: 'pending_ssl', label: 'Certificate', doing: 'DNS is verified; the TLS certificate is being issued.' },

@@ -8,7 +8,7 @@ import { toast } from '../../components/toast.tsx';
 import { useCurrentContext } from '../../session.ts';
 import { ConnectDomainForm } from './connect-domain-form.tsx';
 import { DomainCard } from './domain-card.tsx';
-import { domainsPath, statusLabel, type Domain } from './domain-types.ts';
+import { domainsPath, statusLabel, type Domain, type DomainConnect } from './domain-types.ts';
 import './domains.css';
 
 /** How often a domain on its way to active is read again. */
@@ -19,6 +19,7 @@ export default function DomainsScreen() {
   const context = useCurrentContext();
   const path = domainsPath(context.kind);
   const [domains, setDomains] = useState<Domain[] | null>(null);
+  const [connect, setConnect] = useState<DomainConnect | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [deleting, setDeleting] = useState<Domain | null>(null);
   const [busy, setBusy] = useState(false);
@@ -27,8 +28,9 @@ export default function DomainsScreen() {
 
   useEffect(() => {
     const controller = new AbortController();
-    api.get<{ data: Domain[] }>(path, undefined, controller.signal).then(
+    api.get<{ data: Domain[]; connect?: DomainConnect }>(path, undefined, controller.signal).then(
       (answer) => {
+        setConnect(answer.connect ?? null);
         announceChanges(previous.current, answer.data);
         previous.current = answer.data;
         setDomains(answer.data);
@@ -66,13 +68,15 @@ export default function DomainsScreen() {
 
   return (
     <Page title="Domains">
-      <ConnectDomainForm
+      {/* Once the list said whether domains can be connected here: the form is never offered in vain. */}
+      {(domains !== null || error !== null) && <ConnectDomainForm
         path={path}
+        connect={connect}
         onConnected={(domain) => {
           toast(`${domain.hostname} was connected: set its DNS records.`);
           setGeneration((g) => g + 1);
         }}
-      />
+      />}
       <section aria-labelledby="domains-title" aria-busy={domains === null && !error ? 'true' : undefined}>
         <h2 id="domains-title">Your domains</h2>
         <ErrorBanner error={error} title="The domains could not be loaded" />

@@ -9,6 +9,7 @@ import { to } from '../../paths.ts';
 import { BULK_COLUMNS, parseBulkCsv, type BulkRow, type ParsedCsv } from './bulk-rows.ts';
 import { useLinkOptions } from './link-options.ts';
 import type { BulkResult } from './link-types.ts';
+import { describeDetail } from '../../components/field-path.ts';
 
 /** POST /links/bulk takes up to 100 links per call (spec part 8). */
 const BATCH = 100;
@@ -50,15 +51,15 @@ export default function BulkImportScreen() {
           const row = batch[item.index]!;
           if (item.status === 'created') next.set(row.line, { status: 'created', shortUrl: item.link.short_url });
           else {
-            const details = item.error.details?.map((d) => `${d.path} ${d.message}`).join('; ');
-            next.set(row.line, { status: 'failed', message: details ? `${item.error.message} (${details})` : item.error.message });
+            const details = item.error.details?.map(describeDetail).join(' ');
+            next.set(row.line, { status: 'failed', message: item.error.code === 'validation_failed' && details ? details : item.error.message });
           }
         }
         setOutcomes(new Map(next));
         setProgress({ done: Math.min(start + BATCH, valid.length), total: valid.length });
       }
       const created = [...next.values()].filter((o) => o.status === 'created').length;
-      toast(`${created} links created.`);
+      toast(`${created} ${created === 1 ? 'link' : 'links'} created.`);
     } catch (caught) {
       setError(caught);
     } finally {
@@ -84,6 +85,19 @@ export default function BulkImportScreen() {
   ];
 
   const bad = parsed?.rows.filter((r) => r.errors.length > 0).length ?? 0;
+  const created = [...outcomes.values()].filter((o) => o.status === 'created').length;
+  const failed = [...outcomes.values()].filter((o) => o.status === 'failed').length;
+  const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  // Before the import: what is ready; after it: what happened, row by row.
+  const summary = [
+    plural(parsed?.rows.length ?? 0, 'row', 'rows') + ':',
+    created > 0 && `${created} created,`,
+    failed > 0 && `${failed} failed,`,
+    valid.length > 0 && `${valid.length} ready,`,
+    `${bad} with problems (not imported).`,
+  ]
+    .filter(Boolean)
+    .join(' ');
   return (
     <Page title="Import links from CSV">
       <p>
@@ -122,7 +136,7 @@ export default function BulkImportScreen() {
           {parsed.rows.length > 0 && (
             <>
               <p role="status">
-                {parsed.rows.length} rows: {parsed.rows.length - bad} ready, {bad} with problems (not imported).
+                {summary}
               </p>
               <DataTable caption="Rows to import" columns={columns} rows={parsed.rows} rowKey={(r) => String(r.line)} />
               <ErrorBanner error={error} title="The import stopped" />
@@ -134,9 +148,16 @@ export default function BulkImportScreen() {
                   </label>
                 </p>
               )}
-              <button type="button" onClick={() => void importRows()} disabled={valid.length === 0 || progress !== null} aria-busy={progress ? 'true' : undefined}>
-                Create {valid.length} links
-              </button>
+              {(valid.length > 0 || progress) && (
+                <button type="button" onClick={() => void importRows()} disabled={progress !== null} aria-busy={progress ? 'true' : undefined}>
+                  Create {plural(valid.length, 'link', 'links')}
+                </button>
+              )}
+              {valid.length === 0 && !progress && created > 0 && (
+                <p>
+                  <a href={to('/links')}>See the links</a>
+                </p>
+              )}
             </>
           )}
         </section>

@@ -18,6 +18,7 @@ import { QrPreview } from './qr-preview.tsx';
 import { PreviewEditor } from './link-preview.tsx';
 import { RuleBuilder } from './rule-builder.tsx';
 import { UtmFields } from './utm-section.tsx';
+import { describeDetail } from '../../components/field-path.ts';
 
 /** Create (`/links/new`) or edit (`/links/:id`) a link, every block of it. */
 export default function LinkEditorScreen() {
@@ -172,9 +173,7 @@ function LinkForm({ link, onSaved }: { link: Link | null; onSaved: (link: Link) 
             {failure && failure.details.length > 0 && (
               <ul class="error-list">
                 {failure.details.map((d) => (
-                  <li key={`${d.path}:${d.message}`}>
-                    <code>{d.path}</code> {d.message}
-                  </li>
+                  <li key={`${d.path}:${d.message}`}>{describeDetail(d)}</li>
                 ))}
               </ul>
             )}
@@ -205,7 +204,7 @@ function LinkForm({ link, onSaved }: { link: Link | null; onSaved: (link: Link) 
           {(control) => <input {...control} name="title" maxLength={200} value={draft.title} onInput={(e) => set('title', e.currentTarget.value)} />}
         </Field>
 
-        <Section title="Tags, folder and note" badge={draft.tag_ids.length ? `${draft.tag_ids.length} tags` : null}>
+        <Section title="Tags, folder and note" badge={draft.tag_ids.length ? `${draft.tag_ids.length} ${draft.tag_ids.length === 1 ? 'tag' : 'tags'}` : null}>
           <Field label="Folder" error={failure?.fieldError('folder_id')}>
             {(control) => (
               <select {...control} value={draft.folder_id} onChange={(e) => set('folder_id', e.currentTarget.value)}>

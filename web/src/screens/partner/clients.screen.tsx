@@ -11,8 +11,8 @@ import { Page } from '../../components/page.tsx';
 import { Pager, useCursorList } from '../../components/pager.tsx';
 import { toast } from '../../components/toast.tsx';
 import { useAction, useResource } from '../../components/use-resource.ts';
-import { to } from '../../paths.ts';
-import { loadSession, switchContext, useCurrentContext, useSession } from '../../session.ts';
+import { inContext } from '../../paths.ts';
+import { loadSession, useCurrentContext, useSession } from '../../session.ts';
 import { ClientStatus } from './client-status.tsx';
 import { PartnerNav } from './partner-nav.tsx';
 import type { Client, Plan } from './partner.types.ts';
@@ -45,6 +45,8 @@ export default function ClientsScreen() {
     toast(`${answer.name} is ${answer.status === 'suspended' ? 'suspended' : 'active again'}.`);
     clients.reload();
   };
+  // The client's own address: Back returns here, to the partner's clients. A partner owner who is not a member of
+  // the client yet joins it first (as its owner).
   const open = async (client: Client) => {
     if (!member(client.id)) {
       const joined = await change.run(async () => {
@@ -53,8 +55,7 @@ export default function ClientsScreen() {
       });
       if (!joined) return;
     }
-    switchContext(client.id);
-    route(to('/'));
+    route(inContext({ kind: 'workspace', id: client.id }, '/'));
   };
 
   return (

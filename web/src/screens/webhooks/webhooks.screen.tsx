@@ -75,8 +75,23 @@ export default function WebhooksScreen() {
           rows={endpoints}
           rowKey={(w) => w.id}
           columns={[
-            { label: 'Endpoint', render: (w) => <a href={to(`/webhooks/${w.id}`)}>{w.name ?? w.url}</a> },
-            { label: 'URL', render: (w) => <code class="wrap">{w.url}</code> },
+            {
+              // The URL once: as the link when the endpoint has no name, under the name when it has one.
+              label: 'Endpoint',
+              render: (w) =>
+                w.name ? (
+                  <>
+                    <a href={to(`/webhooks/${w.id}`)}>{w.name}</a>
+                    <div>
+                      <code class="wrap">{w.url}</code>
+                    </div>
+                  </>
+                ) : (
+                  <a href={to(`/webhooks/${w.id}`)}>
+                    <code class="wrap">{w.url}</code>
+                  </a>
+                ),
+            },
             { label: 'Status', render: (w) => <WebhookStatus status={w.status} /> },
             { label: 'Events', render: (w) => w.events.join(', ') },
             { label: 'Created', render: (w) => new Date(w.created_at).toLocaleString() },
