@@ -61,6 +61,8 @@ describe('Dashboard: every screen, accessible and photographed', function () {
     };
     ids['/links/:id'] = (await post('/links', { url: 'https://example.com/spring-sale', slug: 'spring-sale', title: 'Spring sale' })).id;
     await post('/links', { url: 'https://example.com/autumn', slug: 'autumn' });
+    // The consent page of a request no app made: it must still read well (it says the request is unknown or over).
+    ids['/authorize/:uid'] = 'no-such-request';
     ids['/webhooks/:id'] = (await post('/webhooks', { url: 'http://127.0.0.1:9/linkplane', name: 'Receiver', events: ['link.created'] })).id;
     const context = await dashboard.browser.browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 800 } });
     page = await context.newPage();

@@ -226,6 +226,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/password/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail a one-time password reset link (always 202: the answer never tells whether the account exists)
+         * @description The link works once, for `PASSWORD_RESET_TTL_MS` (30 minutes); only the sha256 of its token is stored. Reset e-mails are limited per client address (`PASSWORD_RESETS_PER_IP` an hour; past it 429 `rate_limited` with Retry-After, for any address asked about) and per account (`PASSWORD_RESETS_PER_ACCOUNT` an hour; past it no more mail is sent, and the answer is still 202). 503 `not_configured` without `SMTP_URL`.
+         *
+         *     Public: no key is needed.
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password/reset/consume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Use a password reset link (once): sets the new password, ends every session of the user, signs in
+         * @description A `new_password` too weak is 422 `validation_failed` and leaves the link usable; an unknown, used or expired link is 401 `unauthorized`. On success the other reset links of the user stop working, every session of the user is signed out, and the answer carries a new session and its cookie.
+         *
+         *     Public: no key is needed.
+         */
+        post: operations["resetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/authorized-apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The apps people authorised by OAuth to act in this workspace (MCP hosts connected by URL), newest first, revoked ones included
+         * @description A workspace key (`lp_live_…`) with the scope `workspace:read`.
+         */
+        get: operations["listAuthorizedApps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/authorized-apps/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an authorised app at once: its tokens stop working and its refresh token with them; revoking twice keeps the first time
+         * @description A workspace key (`lp_live_…`) with the scope `workspace:write`.
+         */
+        delete: operations["revokeAuthorizedApp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/billing/stripe/{partner_id}": {
         parameters: {
             query?: never;
@@ -242,6 +326,28 @@ export interface paths {
          *     Public: no key is needed.
          */
         post: operations["ingestStripeEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/clicks/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's clicks as they happen, as Server-Sent Events
+         * @description A `text/event-stream` that stays open: each click is one event `click` whose `data` is a `ClickEvent` (the visitor and the decision, the shape of the `link.clicked` webhook's clicks) and whose `id` is `<sequence>-<index>`. A client that reconnects with `Last-Event-ID` (browsers' EventSource does it by itself) gets every click after that one, then the live ones: clicks are kept for resuming for three days. Without it the stream starts with the next click. A comment line comes every 15 s when there is no click. At most 20 streams per workspace and api replica (429 beyond). Keys need `analytics:read`; dashboard sessions may read it too.
+         *
+         *     A workspace key (`lp_live_…`) with the scope `analytics:read`.
+         */
+        get: operations["streamClicks"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -309,7 +415,7 @@ export interface paths {
         put?: never;
         /**
          * Connect a custom domain; the answer lists the DNS records to set
-         * @description Needs the `custom_domains` capability of the plan; the plan's `domains` quota counts custom domains (the default short domain does not count). The domain starts `pending_verification`: set the TXT record (ownership) and the CNAME (a subdomain) or A records (an apex domain) returned here; they stay readable with GET /domains/{id}. Once DNS is seen the certificate is issued (`pending_ssl`), then the domain turns `active` and its links resolve; each step is a webhook event (`domain.pending_ssl`, `domain.activated`, `domain.error`). A hostname already connected, by another workspace or by this one, answers 409 `conflict`. Where no Kubernetes cluster is configured (a development run), connecting answers 503 `not_configured`.
+         * @description Needs the `custom_domains` capability of the plan; the plan's `domains` quota counts custom domains (the default short domain does not count). The domain starts `pending_verification`: set the TXT record (ownership) and the CNAME (a subdomain) or A records (an apex domain) returned here; they stay readable with GET /domains/{id}. Once DNS is seen the certificate is issued (`pending_ssl`), then the domain turns `active` and its links resolve; each step is a webhook event (`domain.pending_ssl`, `domain.activated`, `domain.error`). A hostname already connected, by another workspace or by this one, answers 409 `conflict`. The certificate is obtained either by the Kubernetes operator (cert-manager) or, without a cluster, by the platform itself from an ACME CA through HTTP-01 and served by SNI, then renewed at two thirds of its lifetime (see `certificate`). Where neither is configured (a development run), connecting answers 503 `not_configured`.
          *
          *     A workspace key (`lp_live_…`) with the scope `domains:write`.
          */
@@ -336,7 +442,7 @@ export interface paths {
         post?: never;
         /**
          * Disconnect a custom domain; its links stop resolving
-         * @description The links on the domain are kept (move them with PATCH /links/{id}) but stop resolving at once; the certificate and the route are removed by the operator. The default short domain cannot be deleted (400 `invalid_request`).
+         * @description The links on the domain are kept (move them with PATCH /links/{id}) but stop resolving at once; the certificate and the route are removed by the operator (with ACME, the stored certificate and its key are removed at once). The default short domain cannot be deleted (400 `invalid_request`).
          *
          *     A workspace key (`lp_live_…`) with the scope `domains:write`.
          */
@@ -672,6 +778,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/links/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many links match the same filters as GET /links, over every page
+         * @description A workspace key (`lp_live_…`) with the scope `links:read`.
+         */
+        get: operations["countLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/links/export": {
         parameters: {
             query?: never;
@@ -681,7 +807,7 @@ export interface paths {
         };
         /**
          * Every link of the workspace with every field, streamed, as CSV or JSON Lines
-         * @description Oldest first, one link per row or line, chunked as it is read. `format=jsonl` (`application/x-ndjson`): each line is the link as GET /links/{id} answers it, with `folder_name`. `format=csv` (`text/csv`, RFC 4180, CRLF): a header row, then the columns `id`, `short_url`, `domain_id`, `domain`, `slug`, `url`, `title`, `note`, `folder_id`, `folder_name`, `tags`, `redirect_type`, `expires_at`, `expired_url`, `has_password`, `targeting`, `ab_test`, `rules`, `workspace_rules_off`, `mobile`, `rotator`, `archived`, `moderation`, `created_at`, `updated_at`; `tags` is a JSON array of the tag names, the blocks (`targeting`, `ab_test`, `rules`, `mobile`, `rotator`, `moderation`) are their JSON, an empty cell is null. Cells starting with `=`, `+`, `-`, `@`, a tab or a carriage return (after any `'`s) are prefixed with `'` so a spreadsheet shows them as text: drop one leading `'` from such a cell to read it back. Passwords are never exported (`has_password` only). Importing either file into another workspace (import source `csv`) recreates the links.
+         * @description Oldest first, one link per row or line, chunked as it is read. `format=jsonl` (`application/x-ndjson`): each line is the link as GET /links/{id} answers it, with `folder_name`. `format=csv` (`text/csv`, RFC 4180, CRLF): a header row, then the columns `id`, `short_url`, `domain_id`, `domain`, `slug`, `url`, `title`, `note`, `folder_id`, `folder_name`, `tags`, `redirect_type`, `expires_at`, `expired_url`, `has_password`, `targeting`, `ab_test`, `rules`, `workspace_rules_off`, `mobile`, `rotator`, `preview`, `destination_preview`, `archived`, `moderation`, `imported`, `created_at`, `updated_at`; `tags` is a JSON array of the tag names, the blocks (`targeting`, `ab_test`, `rules`, `mobile`, `rotator`, `preview`, `destination_preview`, `moderation`) are their JSON, an empty cell is null. Cells starting with `=`, `+`, `-`, `@`, a tab or a carriage return (after any `'`s) are prefixed with `'` so a spreadsheet shows them as text: drop one leading `'` from such a cell to read it back. Passwords are never exported (`has_password` only). Importing either file into another workspace (import source `csv`) recreates the links. At most `LINK_EXPORTS_PER_WORKSPACE` (2 by default) exports of a workspace run at once, across API replicas: one more answers 429 `rate_limited` with `Retry-After` (the seconds until a running one may end its hold; a running export holds its place until its stream closes).
          *
          *     A workspace key (`lp_live_…`) with the scope `links:read`.
          */
@@ -1595,6 +1721,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "link.clicked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clicks of the workspace's links, in batches (opt-in)
+         * @description Each delivery carries up to WEBHOOK_CLICK_BATCH_SIZE clicks (100 by default), sent at the latest WEBHOOK_CLICK_BATCH_WAIT_MS (1 s) after the first. Opt-in: received only by workspace endpoints that list it themselves; never in GET /events. At least once: a batch may come again after a failure, possibly regrouped; deduplicate by each click's `id`
+         */
+        post: operations["onLinkClicked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "link.created": {
         parameters: {
             query?: never;
@@ -1793,12 +1939,100 @@ export interface components {
                 next_cursor: string | null;
             };
         };
+        AuthorizedApp: {
+            /** @description The user who approved it (`usr_…`): the app acts within that person’s role */
+            authorized_by: string;
+            /** @description The app’s client id at the authorization server (dynamically registered) */
+            client_id: string;
+            /** @description The name the app registered with; shown on the consent page */
+            client_name: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The authorisation (`app_…`) */
+            id: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /**
+             * Format: uri
+             * @description The resource its tokens are bound to (RFC 8707): the tool server `…/v1/mcp`, or the whole API `…/v1`
+             */
+            resource: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @description The scopes approved: what its tokens may carry, at most */
+            scopes: ("links:read" | "links:write" | "analytics:read" | "analytics:write" | "domains:read" | "domains:write" | "workspace:read" | "workspace:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "conversions:read" | "conversions:write" | "alerts:read" | "alerts:write" | "reports:read" | "reports:write" | "tools:read" | "tools:write" | "clients:read" | "clients:write" | "plans:read" | "plans:write" | "billing:read" | "billing:write")[];
+        };
         BillingIngestResult: {
             /** @description The event id was processed before; nothing changed */
             duplicate: boolean;
             /** @description What the event did (`applied`, `ignored: …`) */
             outcome: string;
             received: boolean;
+        };
+        ClickedEventData: {
+            /** @description At most WEBHOOK_CLICK_BATCH_SIZE clicks (100 by default), in the order they were recorded */
+            clicks: components["schemas"]["ClickEvent"][];
+        };
+        /** @description One click: the visitor profile and the decision the redirect took */
+        ClickEvent: {
+            decision: {
+                /** @description The rotator destination chosen */
+                destination_id: string | null;
+                rotator_fallback: boolean;
+                /** @description The rule that matched (also when it passed) */
+                rule_id: string | null;
+                /**
+                 * @description The step of the decision order that decided
+                 * @enum {string}
+                 */
+                step: "expired" | "rule" | "password" | "targeting" | "mobile" | "ab_test" | "rotator" | "url";
+                targeting_index: number | null;
+                variant_index: number | null;
+                /** @description That rule is a workspace rule */
+                workspace_rule: boolean;
+            };
+            /** @description Where the visitor was sent (redirects), else null */
+            destination: string | null;
+            /** @description The hostname of the short link */
+            domain: string;
+            /** @description The click id (unique; receivers deduplicate by it) */
+            id: string;
+            link_id: string;
+            /** @description What the visitor got: `redirect`, `block`, `gone`, `password`, `warn`, `page`, `app`, or `preview` (a social crawler shown the link's card) */
+            outcome: string;
+            slug: string;
+            /**
+             * Format: date-time
+             * @description When the redirect answered, UTC
+             */
+            ts: string;
+            visitor: {
+                asn: number | null;
+                bot_name: string | null;
+                browser: string | null;
+                city: string | null;
+                /** @description ISO 3166-1 alpha-2 */
+                country: string | null;
+                /** @enum {string} */
+                device: "desktop" | "mobile" | "tablet";
+                /** @description As stored under IP_STORAGE: truncated, a keyed hash, or null */
+                ip: string | null;
+                language: string | null;
+                /** @enum {string} */
+                os: "ios" | "android" | "windows" | "macos" | "linux" | "other";
+                /** @enum {string|null} */
+                proxy_type: "DCH" | "PUB" | "VPN" | "SES" | "TOR" | "WEB" | null;
+                quality: number;
+                referer: string | null;
+                region: string | null;
+                verified_bot: boolean;
+                /** @enum {string} */
+                visit: "first" | "repeat";
+                /** @description Pseudonymous, from the visitor cookie */
+                visitor_id: string;
+                /** @enum {string} */
+                visitor_type: "human" | "search_bot" | "social_preview" | "seo_crawler" | "ai_crawler" | "monitoring" | "security_scanner" | "library" | "headless" | "feed_reader" | "automated" | "datacenter" | "proxy" | "vpn" | "tor" | "unknown";
+            };
         };
         ClickThresholdEventData: {
             /** @description Tracked clicks the plan allows in the period */
@@ -1822,6 +2056,11 @@ export interface components {
             name: string;
             /** @description The partner plan the client is on (`pln_…`), or null */
             plan: string | null;
+            /** @description The platform plan of the workspace (`free`, `pro`, `business`…): its limits and capabilities when `plan` is null */
+            platform_plan: {
+                id: string;
+                name: string;
+            };
             /**
              * @description The subscription state (as subscription.state)
              * @enum {string}
@@ -1931,6 +2170,26 @@ export interface components {
              * @description When it last became active; null if it never did (and for the default domain)
              */
             activated_at: string | null;
+            /** @description Present only where the platform obtains certificates itself (ACME, without Kubernetes): the certificate the redirect serves for this hostname by SNI, or null before the first one is issued. Absent where the Kubernetes operator and cert-manager manage certificates, and for the default domain. */
+            certificate?: {
+                /** @description The issuing CA's common name, e.g. `R11` for Let's Encrypt */
+                issuer: string;
+                /**
+                 * Format: date-time
+                 * @description End of validity
+                 */
+                not_after: string;
+                /**
+                 * Format: date-time
+                 * @description Start of validity
+                 */
+                not_before: string;
+                /**
+                 * Format: date-time
+                 * @description When it is renewed (two thirds of its lifetime by default); a failed renewal is retried while it stays valid
+                 */
+                renews_at: string;
+            } | null;
             /**
              * Format: date-time
              * @description When it was connected; null for the default domain
@@ -1954,10 +2213,25 @@ export interface components {
             /** @description The DNS records to set at the DNS provider: a TXT record proving ownership, then a CNAME to our ingress for a subdomain, or A records for an apex domain (which cannot hold a CNAME). Empty for the default domain. */
             records: components["schemas"]["DnsRecord"][];
             /**
-             * @description The state of the domain. `pending_verification`: connected, waiting for the DNS records below to be set and seen (checked with backoff). `pending_ssl`: DNS verified, the TLS certificate is being issued (event `domain.pending_ssl`). `active`: the domain serves its links (event `domain.activated`). `error`: provisioning failed; `error` says why (event `domain.error`); fixing the cause (for example a CAA record) brings the domain back to `active`. The default short domain is always `active`.
+             * @description The state of the domain. `pending_verification`: connected, waiting for the DNS records below to be set and seen (checked with backoff). `pending_ssl`: DNS verified, the TLS certificate is being issued (event `domain.pending_ssl`). `active`: the domain serves its links (event `domain.activated`). `error`: provisioning failed; `error` says why (event `domain.error`); fixing the cause (for example a CAA record) brings the domain back to `active`. The certificate comes from cert-manager on Kubernetes, or from an ACME CA through HTTP-01 where the platform terminates TLS itself; there `error.reason` is `DNSVerificationTimedOut`, `ChallengeFailed`, `OrderRefused`, `FinalizeFailed`, `AccountRefused` or `CertificateExpired`, and a renewal changes no state. The default short domain is always `active`.
              * @enum {string}
              */
             status: "pending_verification" | "pending_ssl" | "active" | "error";
+        };
+        DomainConnect: {
+            /** @description True when POST would be accepted for a valid, free hostname */
+            available: boolean;
+            /** @description The plan's `domains` quota */
+            limit: number;
+            /** @description The reason for people; null when available */
+            message: string | null;
+            /**
+             * @description Why not, as the error code POST would answer: `not_configured` (this installation runs without a Kubernetes cluster and the Linkplane operator, which issue certificates and route custom domains), `plan_restricted` (the plan lacks `custom_domains`), `quota_exceeded` (the plan's `domains` quota is used up); null when available
+             * @enum {string|null}
+             */
+            reason: "not_configured" | "plan_restricted" | "quota_exceeded" | null;
+            /** @description Custom domains connected (the default short domain does not count) */
+            used: number;
         };
         DomainEventData: {
             hostname: string;
@@ -1973,6 +2247,7 @@ export interface components {
             status: "pending_verification" | "pending_ssl" | "active" | "error";
         };
         DomainList: {
+            connect: components["schemas"]["DomainConnect"];
             /** @description The default short domain first, then custom domains, oldest first */
             data: components["schemas"]["Domain"][];
             /** @description Always a single page */
@@ -2025,6 +2300,14 @@ export interface components {
             created_at: string;
             id: string;
             name: string;
+        };
+        GeoSources: {
+            /** @description Countries are resolved: a GeoIP City database (GEOIP_CITY_DB) is configured, the packaged open data is on (GEOIP_OPEN_DATA, the default), or edge headers are trusted (TRUST_EDGE_HEADERS). False: `country` is null on every click */
+            country: boolean;
+            /** @description Regions and cities are resolved: a GeoIP City database (GEOIP_CITY_DB) is configured or edge headers are trusted (TRUST_EDGE_HEADERS). False: they are null on every click */
+            location: boolean;
+            /** @description Networks (`asn`) are resolved: a GeoIP ASN database (GEOIP_ASN_DB) is configured, the packaged open data is on, or edge headers are trusted. False: `asn` is null on every click */
+            network: boolean;
         };
         Import: {
             /** @description Links created (a dry run: links that would be created) */
@@ -2141,6 +2424,14 @@ export interface components {
             archived: boolean;
             /** Format: date-time */
             created_at: string;
+            /** @description Read-only: the Open Graph tags of the destination as the worker last fetched them (null until then, or when it had none); used for crawlers when `preview` is null */
+            destination_preview: {
+                description: string | null;
+                /** Format: date-time */
+                fetched_at: string;
+                image: string | null;
+                title: string | null;
+            } | null;
             domain: string;
             domain_id: string;
             expired_url: string | null;
@@ -2153,6 +2444,22 @@ export interface components {
             /** @description The password itself is never returned */
             has_password: boolean;
             id: string;
+            /** @description Set when an import job created the link: its origin and the click total its source reported; null for a link created here */
+            imported: {
+                /** @description The total clicks the source reported for the link when it was imported: a historical figure, never counted as clicks here (analytics count from zero; GET /analytics/summary shows these totals apart as `imported_clicks`). null: the source gave none */
+                clicks_total: number | null;
+                /**
+                 * Format: date-time
+                 * @description When the import created the link
+                 */
+                imported_at: string;
+                /** @description The import job that created the link (GET /imports/{id}) */
+                job_id: string;
+                /** @description The import source: `bitly`, `dub`, `shlink`, `shlink_csv`, `kutt`, `yourls`, `rebrandly`, `shortio` or `csv` */
+                source: string;
+                /** @description The source's own id of the link */
+                source_id: string;
+            } | null;
             mobile: {
                 android?: {
                     /** @description App deep link, any scheme (e.g. myapp://path) */
@@ -2209,6 +2516,18 @@ export interface components {
                 state: "warned" | "disabled";
             } | null;
             note: string | null;
+            /** @description The custom social preview; null: none (crawlers get the destination's own tags when fetched) */
+            preview: {
+                /** @description og:description and twitter:description */
+                description?: string | null;
+                /**
+                 * Format: uri
+                 * @description og:image and twitter:image: an absolute https URL (networks fetch it themselves; 1200×630 suits most)
+                 */
+                image?: string | null;
+                /** @description og:title and twitter:title */
+                title: string;
+            } | null;
             /** @enum {integer} */
             redirect_type: 301 | 302 | 307 | 308;
             rotator: {
@@ -2331,6 +2650,10 @@ export interface components {
             })[];
             failed: number;
         };
+        LinkCount: {
+            /** @description How many links match the filters, over every page */
+            count: number;
+        };
         LinkEventData: {
             /** @description When an A/B test stopped with a winner (`changed: ["ab_test"]`) */
             ab_test?: {
@@ -2390,6 +2713,14 @@ export interface components {
             archived: boolean;
             /** Format: date-time */
             created_at: string;
+            /** @description Read-only: the Open Graph tags of the destination as the worker last fetched them (null until then, or when it had none); used for crawlers when `preview` is null */
+            destination_preview: {
+                description: string | null;
+                /** Format: date-time */
+                fetched_at: string;
+                image: string | null;
+                title: string | null;
+            } | null;
             domain: string;
             domain_id: string;
             expired_url: string | null;
@@ -2404,6 +2735,22 @@ export interface components {
             /** @description The password itself is never returned */
             has_password: boolean;
             id: string;
+            /** @description Set when an import job created the link: its origin and the click total its source reported; null for a link created here */
+            imported: {
+                /** @description The total clicks the source reported for the link when it was imported: a historical figure, never counted as clicks here (analytics count from zero; GET /analytics/summary shows these totals apart as `imported_clicks`). null: the source gave none */
+                clicks_total: number | null;
+                /**
+                 * Format: date-time
+                 * @description When the import created the link
+                 */
+                imported_at: string;
+                /** @description The import job that created the link (GET /imports/{id}) */
+                job_id: string;
+                /** @description The import source: `bitly`, `dub`, `shlink`, `shlink_csv`, `kutt`, `yourls`, `rebrandly`, `shortio` or `csv` */
+                source: string;
+                /** @description The source's own id of the link */
+                source_id: string;
+            } | null;
             mobile: {
                 android?: {
                     /** @description App deep link, any scheme (e.g. myapp://path) */
@@ -2460,6 +2807,18 @@ export interface components {
                 state: "warned" | "disabled";
             } | null;
             note: string | null;
+            /** @description The custom social preview; null: none (crawlers get the destination's own tags when fetched) */
+            preview: {
+                /** @description og:description and twitter:description */
+                description?: string | null;
+                /**
+                 * Format: uri
+                 * @description og:image and twitter:image: an absolute https URL (networks fetch it themselves; 1200×630 suits most)
+                 */
+                image?: string | null;
+                /** @description og:title and twitter:title */
+                title: string;
+            } | null;
             /** @enum {integer} */
             redirect_type: 301 | 302 | 307 | 308;
             rotator: {
@@ -2572,6 +2931,26 @@ export interface components {
              * @description When it last became active; null if it never did (and for the default domain)
              */
             activated_at: string | null;
+            /** @description Present only where the platform obtains certificates itself (ACME, without Kubernetes): the certificate the redirect serves for this hostname by SNI, or null before the first one is issued. Absent where the Kubernetes operator and cert-manager manage certificates, and for the default domain. */
+            certificate?: {
+                /** @description The issuing CA's common name, e.g. `R11` for Let's Encrypt */
+                issuer: string;
+                /**
+                 * Format: date-time
+                 * @description End of validity
+                 */
+                not_after: string;
+                /**
+                 * Format: date-time
+                 * @description Start of validity
+                 */
+                not_before: string;
+                /**
+                 * Format: date-time
+                 * @description When it is renewed (two thirds of its lifetime by default); a failed renewal is retried while it stays valid
+                 */
+                renews_at: string;
+            } | null;
             /**
              * Format: date-time
              * @description When it was connected; null for the default domain
@@ -2604,12 +2983,13 @@ export interface components {
             /** @description The DNS records to set at the DNS provider: a TXT record proving ownership, then a CNAME to our ingress for a subdomain, or A records for an apex domain (which cannot hold a CNAME). Empty for the default domain. */
             records: components["schemas"]["DnsRecord"][];
             /**
-             * @description The state of the domain. `pending_verification`: connected, waiting for the DNS records below to be set and seen (checked with backoff). `pending_ssl`: DNS verified, the TLS certificate is being issued (event `domain.pending_ssl`). `active`: the domain serves its links (event `domain.activated`). `error`: provisioning failed; `error` says why (event `domain.error`); fixing the cause (for example a CAA record) brings the domain back to `active`. The default short domain is always `active`.
+             * @description The state of the domain. `pending_verification`: connected, waiting for the DNS records below to be set and seen (checked with backoff). `pending_ssl`: DNS verified, the TLS certificate is being issued (event `domain.pending_ssl`). `active`: the domain serves its links (event `domain.activated`). `error`: provisioning failed; `error` says why (event `domain.error`); fixing the cause (for example a CAA record) brings the domain back to `active`. The certificate comes from cert-manager on Kubernetes, or from an ACME CA through HTTP-01 where the platform terminates TLS itself; there `error.reason` is `DNSVerificationTimedOut`, `ChallengeFailed`, `OrderRefused`, `FinalizeFailed`, `AccountRefused` or `CertificateExpired`, and a renewal changes no state. The default short domain is always `active`.
              * @enum {string}
              */
             status: "pending_verification" | "pending_ssl" | "active" | "error";
         };
         PartnerDomainList: {
+            connect: components["schemas"]["DomainConnect"];
             /** @description The partner's domains and every client's, oldest first */
             data: components["schemas"]["PartnerDomain"][];
             /** @description Always a single page */
@@ -2908,10 +3288,23 @@ export interface components {
             id: string;
             name: string;
         };
+        /** @description A saved set of UTM parameters the dashboard offers when a link is created or edited */
+        UtmTemplate: {
+            /** @description Unique within the workspace (compared without case) */
+            name: string;
+            /** @description UTM parameters written into the destinations when the link is created or updated: into `url`, replacing parameters of the same name, and into each A/B variant, rotator destination and rule redirect that does not set that parameter itself */
+            utm: {
+                utm_campaign?: string;
+                utm_content?: string;
+                utm_medium?: string;
+                utm_source?: string;
+                utm_term?: string;
+            };
+        };
         Webhook: {
             /** Format: date-time */
             created_at: string;
-            events: ("link.created" | "link.updated" | "link.deleted" | "domain.pending_ssl" | "domain.activated" | "domain.error" | "click.threshold" | "conversion.created" | "alert.fired" | "alert.resolved" | "workspace.subscribed" | "workspace.past_due" | "workspace.suspended" | "payment.succeeded" | "payment.refunded")[];
+            events: ("link.created" | "link.updated" | "link.deleted" | "domain.pending_ssl" | "domain.activated" | "domain.error" | "click.threshold" | "conversion.created" | "alert.fired" | "alert.resolved" | "link.clicked" | "workspace.subscribed" | "workspace.past_due" | "workspace.suspended" | "payment.succeeded" | "payment.refunded")[];
             /** @description Prefix `wh_` */
             id: string;
             name: string | null;
@@ -2948,7 +3341,7 @@ export interface components {
             duration_ms: number;
             event_id: string;
             /** @enum {string} */
-            event_type: "link.created" | "link.updated" | "link.deleted" | "domain.pending_ssl" | "domain.activated" | "domain.error" | "click.threshold" | "conversion.created" | "alert.fired" | "alert.resolved" | "workspace.subscribed" | "workspace.past_due" | "workspace.suspended" | "payment.succeeded" | "payment.refunded";
+            event_type: "link.created" | "link.updated" | "link.deleted" | "domain.pending_ssl" | "domain.activated" | "domain.error" | "click.threshold" | "conversion.created" | "alert.fired" | "alert.resolved" | "link.clicked" | "workspace.subscribed" | "workspace.past_due" | "workspace.suspended" | "payment.succeeded" | "payment.refunded";
             /** @description Prefix `dlv_`; the `id` of the delivered body */
             id: string;
             /**
@@ -3003,7 +3396,7 @@ export interface components {
         WebhookUpdated: {
             /** Format: date-time */
             created_at: string;
-            events: ("link.created" | "link.updated" | "link.deleted" | "domain.pending_ssl" | "domain.activated" | "domain.error" | "click.threshold" | "conversion.created" | "alert.fired" | "alert.resolved" | "workspace.subscribed" | "workspace.past_due" | "workspace.suspended" | "payment.succeeded" | "payment.refunded")[];
+            events: ("link.created" | "link.updated" | "link.deleted" | "domain.pending_ssl" | "domain.activated" | "domain.error" | "click.threshold" | "conversion.created" | "alert.fired" | "alert.resolved" | "link.clicked" | "workspace.subscribed" | "workspace.past_due" | "workspace.suspended" | "payment.succeeded" | "payment.refunded")[];
             /** @description Prefix `wh_` */
             id: string;
             name: string | null;
@@ -3037,7 +3430,7 @@ export interface components {
         WebhookWithSecret: {
             /** Format: date-time */
             created_at: string;
-            events: ("link.created" | "link.updated" | "link.deleted" | "domain.pending_ssl" | "domain.activated" | "domain.error" | "click.threshold" | "conversion.created" | "alert.fired" | "alert.resolved" | "workspace.subscribed" | "workspace.past_due" | "workspace.suspended" | "payment.succeeded" | "payment.refunded")[];
+            events: ("link.created" | "link.updated" | "link.deleted" | "domain.pending_ssl" | "domain.activated" | "domain.error" | "click.threshold" | "conversion.created" | "alert.fired" | "alert.resolved" | "link.clicked" | "workspace.subscribed" | "workspace.past_due" | "workspace.suspended" | "payment.succeeded" | "payment.refunded")[];
             /** @description Prefix `wh_` */
             id: string;
             name: string | null;
@@ -3148,6 +3541,8 @@ export interface components {
                 period_start: string;
                 tracked_clicks: number;
             };
+            /** @description Saved UTM parameter sets (at most 20), offered in the dashboard's link editor; the list given replaces the stored one */
+            utm_templates: components["schemas"]["UtmTemplate"][];
         };
     };
     responses: {
@@ -3864,6 +4259,7 @@ export interface operations {
                         }[];
                         /** @enum {string} */
                         dimension: "country" | "region" | "city" | "device" | "os" | "browser" | "language" | "referer" | "referer_url" | "visitor_type" | "asn" | "domain" | "link" | "destination" | "ab_variant" | "rotator_destination" | "rule" | "utm_source" | "utm_medium" | "utm_campaign";
+                        geo: components["schemas"]["GeoSources"];
                         range: {
                             /** @description Resolved end (exclusive) */
                             end: string;
@@ -4133,6 +4529,25 @@ export interface operations {
                         clicks: number;
                         conversions: number;
                         human_clicks: number;
+                        /** @description Historical click totals of imported links, as their source reported them at import (`imported.clicks_total` of each link), summed over the links the link filters select. Shown apart because they are not clicks counted here: they are in none of the other figures, have no date, so they do not depend on the range (nor the previous period), and have no visitor, so they cannot be filtered by one: null when a visitor filter is given. With no imported totals: `total` 0 and no sources. */
+                        imported_clicks: {
+                            /** @description The selected links that came with a click total */
+                            links: number;
+                            /** @description Per source, most clicks first */
+                            sources: {
+                                clicks: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the latest of these links was imported
+                                 */
+                                last_imported_at: string;
+                                links: number;
+                                /** @description The import source (`bitly`, `dub`, `shlink`…), as `imported.source` of the link */
+                                source: string;
+                            }[];
+                            /** @description The sum of the click totals the sources reported for the selected links when they were imported */
+                            total: number;
+                        } | null;
                         /** @description The same figures for the period of equal length just before */
                         previous: {
                             bot_clicks: number;
@@ -4282,6 +4697,376 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Sent, if the account exists */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_request`: Malformed JSON, a bad cursor, or a broken business rule (400); a method the path does not support (405, with Allow); an Accept header the tool server cannot answer (406); a request not received within the request timeout (408); a body over the size limit (413); a request head (request line and headers) over 16 KiB (431). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Malformed JSON, a bad cursor, or a broken business rule (400); a method the path does not support (405, with Allow); an Accept header the tool server cannot answer (406); a request not received within the request timeout (408); a body over the size limit (413); a request head (request line and headers) over 16 KiB (431). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `conflict`: A state conflict: a slug or name already taken, or an Idempotency-Key reused with another request (or still in progress). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "conflict";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Malformed JSON, a bad cursor, or a broken business rule (400); a method the path does not support (405, with Allow); an Accept header the tool server cannot answer (406); a request not received within the request timeout (408); a body over the size limit (413); a request head (request line and headers) over 16 KiB (431). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `validation_failed`: The body or query failed schema validation; details lists each field as {path, message}.
+             *
+             *     `quota_exceeded`: A plan quota (links, domains, clients) is exhausted.
+             *
+             *     `invalid_click_id`: The click_id is forged, tampered with, or was issued in another workspace.
+             *
+             *     `attribution_expired`: The click is older than the workspace's attribution window.
+             */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "validation_failed" | "quota_exceeded" | "invalid_click_id" | "attribution_expired";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Malformed JSON, a bad cursor, or a broken business rule (400); a method the path does not support (405, with Allow); an Accept header the tool server cannot answer (406); a request not received within the request timeout (408); a body over the size limit (413); a request head (request line and headers) over 16 KiB (431). */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `internal`: An unexpected platform error; the request id in X-Request-Id helps support find it. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    resetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    new_password: string;
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        csrf_token: string;
+                        memberships: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "workspace" | "partner";
+                            name: string;
+                            /** @enum {string} */
+                            role: "owner" | "member";
+                        }[];
+                        user: {
+                            email: string;
+                            id: string;
+                            name: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Malformed JSON, a bad cursor, or a broken business rule (400); a method the path does not support (405, with Allow); an Accept header the tool server cannot answer (406); a request not received within the request timeout (408); a body over the size limit (413); a request head (request line and headers) over 16 KiB (431). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Malformed JSON, a bad cursor, or a broken business rule (400); a method the path does not support (405, with Allow); an Accept header the tool server cannot answer (406); a request not received within the request timeout (408); a body over the size limit (413); a request head (request line and headers) over 16 KiB (431). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `conflict`: A state conflict: a slug or name already taken, or an Idempotency-Key reused with another request (or still in progress). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "conflict";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Malformed JSON, a bad cursor, or a broken business rule (400); a method the path does not support (405, with Allow); an Accept header the tool server cannot answer (406); a request not received within the request timeout (408); a body over the size limit (413); a request head (request line and headers) over 16 KiB (431). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `validation_failed`: The body or query failed schema validation; details lists each field as {path, message}.
+             *
+             *     `quota_exceeded`: A plan quota (links, domains, clients) is exhausted.
+             *
+             *     `invalid_click_id`: The click_id is forged, tampered with, or was issued in another workspace.
+             *
+             *     `attribution_expired`: The click is older than the workspace's attribution window.
+             */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "validation_failed" | "quota_exceeded" | "invalid_click_id" | "attribution_expired";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Malformed JSON, a bad cursor, or a broken business rule (400); a method the path does not support (405, with Allow); an Accept header the tool server cannot answer (406); a request not received within the request timeout (408); a body over the size limit (413); a request head (request line and headers) over 16 KiB (431). */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `internal`: An unexpected platform error; the request id in X-Request-Id helps support find it. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listAuthorizedApps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The authorised apps */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuthorizedApp"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    revokeAuthorizedApp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe. Scoped to the workspace or partner; the first answer (success or 4xx) to a key is replayed, with `Idempotent-Replayed: true`, for 24 hours to a request with the same method, path and body. The same key with another request is 409 `conflict`; a duplicate arriving while the first runs waits for its answer (409 after 10 s). A 5xx is not kept, so a retry runs again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description An unknown identifier, or one of another tenant, answers 404 not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked app */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizedApp"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
@@ -4449,6 +5234,43 @@ export interface operations {
                     };
                 };
             };
+        };
+    };
+    streamClicks: {
+        parameters: {
+            query?: {
+                /** @description Resume after this event id, for clients that cannot send the `Last-Event-ID` header (which wins when both are given) */
+                last_event_id?: string;
+                /** @description Only the clicks of this link */
+                link_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of clicks; each `data:` line holds one ClickEvent as JSON */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ClickEvent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
         };
     };
     listConversions: {
@@ -5584,6 +6406,18 @@ export interface operations {
                     note?: string | null;
                     /** @description Write-only; null removes the password */
                     password?: string | null;
+                    /** @description A custom social preview; null removes it (the destination's own tags are then used) */
+                    preview?: {
+                        /** @description og:description and twitter:description */
+                        description?: string | null;
+                        /**
+                         * Format: uri
+                         * @description og:image and twitter:image: an absolute https URL (networks fetch it themselves; 1200×630 suits most)
+                         */
+                        image?: string | null;
+                        /** @description og:title and twitter:title */
+                        title: string;
+                    } | null;
                     /**
                      * @default 302
                      * @enum {integer}
@@ -5695,7 +6529,7 @@ export interface operations {
                      * @description Destination
                      */
                     url: string;
-                    /** @description UTM parameters added to the destination URL at creation */
+                    /** @description UTM parameters written into the destinations when the link is created or updated: into `url`, replacing parameters of the same name, and into each A/B variant, rotator destination and rule redirect that does not set that parameter itself */
                     utm?: {
                         utm_campaign?: string;
                         utm_content?: string;
@@ -5919,6 +6753,18 @@ export interface operations {
                     note?: string | null;
                     /** @description Write-only; null removes the password */
                     password?: string | null;
+                    /** @description A custom social preview; null removes it (the destination's own tags are then used) */
+                    preview?: {
+                        /** @description og:description and twitter:description */
+                        description?: string | null;
+                        /**
+                         * Format: uri
+                         * @description og:image and twitter:image: an absolute https URL (networks fetch it themselves; 1200×630 suits most)
+                         */
+                        image?: string | null;
+                        /** @description og:title and twitter:title */
+                        title: string;
+                    } | null;
                     /** @enum {integer} */
                     redirect_type?: 301 | 302 | 307 | 308;
                     rotator?: {
@@ -6027,6 +6873,14 @@ export interface operations {
                      * @description Destination
                      */
                     url?: string;
+                    /** @description UTM parameters written into the destinations when the link is created or updated: into `url`, replacing parameters of the same name, and into each A/B variant, rotator destination and rule redirect that does not set that parameter itself */
+                    utm?: {
+                        utm_campaign?: string;
+                        utm_content?: string;
+                        utm_medium?: string;
+                        utm_source?: string;
+                        utm_term?: string;
+                    };
                     workspace_rules_off?: boolean;
                 };
             };
@@ -6221,6 +7075,18 @@ export interface operations {
                     note?: string | null;
                     /** @description Write-only; null removes the password */
                     password?: string | null;
+                    /** @description A custom social preview; null removes it (the destination's own tags are then used) */
+                    preview?: {
+                        /** @description og:description and twitter:description */
+                        description?: string | null;
+                        /**
+                         * Format: uri
+                         * @description og:image and twitter:image: an absolute https URL (networks fetch it themselves; 1200×630 suits most)
+                         */
+                        image?: string | null;
+                        /** @description og:title and twitter:title */
+                        title: string;
+                    } | null;
                     /**
                      * @default 302
                      * @enum {integer}
@@ -6332,7 +7198,7 @@ export interface operations {
                      * @description Destination
                      */
                     url: string;
-                    /** @description UTM parameters added to the destination URL at creation */
+                    /** @description UTM parameters written into the destinations when the link is created or updated: into `url`, replacing parameters of the same name, and into each A/B variant, rotator destination and rule redirect that does not set that parameter itself */
                     utm?: {
                         utm_campaign?: string;
                         utm_content?: string;
@@ -6366,6 +7232,45 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    countLinks: {
+        parameters: {
+            query?: {
+                archived?: "true" | "false";
+                domain_id?: string;
+                folder_id?: string;
+                search?: string;
+                /** @description A tag id */
+                tag?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The number of matching links */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkCount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -6711,6 +7616,7 @@ export interface operations {
                         }[];
                         /** @enum {string} */
                         dimension: "client" | "country" | "region" | "city" | "device" | "os" | "browser" | "language" | "referer" | "referer_url" | "visitor_type" | "asn" | "domain" | "link" | "destination" | "ab_variant" | "rotator_destination" | "rule" | "utm_source" | "utm_medium" | "utm_campaign";
+                        geo: components["schemas"]["GeoSources"];
                         range: {
                             /** @description Resolved end (exclusive) */
                             end: string;
@@ -6805,6 +7711,25 @@ export interface operations {
                         clicks: number;
                         conversions: number;
                         human_clicks: number;
+                        /** @description Historical click totals of imported links, as their source reported them at import (`imported.clicks_total` of each link), summed over the links the link filters select. Shown apart because they are not clicks counted here: they are in none of the other figures, have no date, so they do not depend on the range (nor the previous period), and have no visitor, so they cannot be filtered by one: null when a visitor filter is given. With no imported totals: `total` 0 and no sources. */
+                        imported_clicks: {
+                            /** @description The selected links that came with a click total */
+                            links: number;
+                            /** @description Per source, most clicks first */
+                            sources: {
+                                clicks: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the latest of these links was imported
+                                 */
+                                last_imported_at: string;
+                                links: number;
+                                /** @description The import source (`bitly`, `dub`, `shlink`…), as `imported.source` of the link */
+                                source: string;
+                            }[];
+                            /** @description The sum of the click totals the sources reported for the selected links when they were imported */
+                            total: number;
+                        } | null;
                         /** @description The same figures for the period of equal length just before */
                         previous: {
                             bot_clicks: number;
@@ -8528,7 +9453,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description Event types to receive (spec 6.1); partner-only types need a partner key */
-                    events: ("link.created" | "link.updated" | "link.deleted" | "domain.pending_ssl" | "domain.activated" | "domain.error" | "click.threshold" | "conversion.created" | "alert.fired" | "alert.resolved" | "workspace.subscribed" | "workspace.past_due" | "workspace.suspended" | "payment.succeeded" | "payment.refunded")[];
+                    events: ("link.created" | "link.updated" | "link.deleted" | "domain.pending_ssl" | "domain.activated" | "domain.error" | "click.threshold" | "conversion.created" | "alert.fired" | "alert.resolved" | "link.clicked" | "workspace.subscribed" | "workspace.past_due" | "workspace.suspended" | "payment.succeeded" | "payment.refunded")[];
                     /** @description A label for people */
                     name?: string;
                     /**
@@ -8662,7 +9587,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description Event types to receive (spec 6.1); partner-only types need a partner key */
-                    events?: ("link.created" | "link.updated" | "link.deleted" | "domain.pending_ssl" | "domain.activated" | "domain.error" | "click.threshold" | "conversion.created" | "alert.fired" | "alert.resolved" | "workspace.subscribed" | "workspace.past_due" | "workspace.suspended" | "payment.succeeded" | "payment.refunded")[];
+                    events?: ("link.created" | "link.updated" | "link.deleted" | "domain.pending_ssl" | "domain.activated" | "domain.error" | "click.threshold" | "conversion.created" | "alert.fired" | "alert.resolved" | "link.clicked" | "workspace.subscribed" | "workspace.past_due" | "workspace.suspended" | "payment.succeeded" | "payment.refunded")[];
                     /** @description null clears it */
                     name?: string | null;
                     /**
@@ -8880,6 +9805,10 @@ export interface operations {
                     attribution_window_days?: number;
                     /** @description Appends a signed click id to every destination, for conversions to be attributed; turning it on needs the plan capability `conversions` */
                     conversion_tracking?: boolean;
+                    /** @description The workspace name shown in the dashboard and to its partner */
+                    name?: string;
+                    /** @description The owner's address for notices (a webhook endpoint turning failing); null when none is on file; null or "" removes it */
+                    owner_email?: string | null;
                     /** @description Evaluated on every link of the workspace before the link's own rules (unless the link sets `workspace_rules_off`), in order; the first enabled rule whose match holds acts. Rules without an `id` get one. Needs the plan capability `rules`, and `ip_lists` for `match.ip_list_ids`. */
                     rules?: {
                         /** @description One of the action types pass, block, redirect, page, warn */
@@ -8925,6 +9854,19 @@ export interface operations {
                     }[];
                     /** @description IANA time zone name (e.g. `Europe/Paris`) the analytics endpoints answer in when a request names no `timezone`; `UTC` by default. An unknown name is 422 `validation_failed` */
                     timezone?: string;
+                    /** @description Saved UTM parameter sets (at most 20), offered in the dashboard's link editor; the list given replaces the stored one */
+                    utm_templates?: {
+                        /** @description Unique within the workspace (compared without case) */
+                        name: string;
+                        /** @description UTM parameters written into the destinations when the link is created or updated: into `url`, replacing parameters of the same name, and into each A/B variant, rotator destination and rule redirect that does not set that parameter itself */
+                        utm: {
+                            utm_campaign?: string;
+                            utm_content?: string;
+                            utm_medium?: string;
+                            utm_source?: string;
+                            utm_term?: string;
+                        };
+                    }[];
                 };
             };
         };
@@ -9229,6 +10171,47 @@ export interface operations {
                     id: string;
                     /** @constant */
                     type: "domain.pending_ssl";
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged (within 10 seconds) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onLinkClicked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Endpoints with `signature_scheme: standard` (Standard Webhooks): the delivery id */
+                "webhook-id"?: string;
+                /** @description Endpoints with `signature_scheme: standard`: `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>">`, space-separated, one per live secret */
+                "webhook-signature"?: string;
+                /** @description Endpoints with `signature_scheme: standard`: unix seconds */
+                "webhook-timestamp"?: string;
+                "X-Service-Delivery": string;
+                "X-Service-Event": "link.clicked";
+                /** @description Endpoints with `signature_scheme: linkplane`: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` */
+                "X-Service-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    created_at: string;
+                    data: components["schemas"]["ClickedEventData"];
+                    /** @description The delivery id (`dlv_…`); deduplicate by it */
+                    id: string;
+                    /** @constant */
+                    type: "link.clicked";
                 };
             };
         };
