@@ -225,7 +225,8 @@ describe('Dashboard: partner', function () {
     const globex = ((await v1('GET', '/partner/clients')).body as { data: Array<{ id: string; name: string }> }).data.find((c) => c.name === 'Globex')!;
     await page.getByRole('navigation', { name: 'Partner pages' }).getByRole('link', { name: 'Clients' }).click();
     await page.getByRole('button', { name: 'Open Globex' }).click();
-    await page.waitForURL((url) => !url.pathname.startsWith('/dashboard/partner'));
+    // The client's own address: the partner owner joined it and now sees it.
+    await page.waitForURL((url) => url.pathname.startsWith(`/dashboard/w/${globex.id}/`));
     expect(await page.getByLabel('Workspace or partner in view').inputValue()).to.equal(globex.id);
     // Its members: the partner's owner, who joined, and the open invitation.
     await page.goto(`${dash.apiUrl}/dashboard/members`);
@@ -240,7 +241,7 @@ describe('Dashboard: partner', function () {
     // Acme is a client of the partner and the owner is one of its members; Globex has no members.
     await page.getByRole('row', { name: /Globex/ }).waitFor();
     await page.getByRole('button', { name: 'Open Acme' }).click();
-    await page.waitForURL((url) => !url.pathname.startsWith('/dashboard/partner'));
+    await page.waitForURL((url) => url.pathname.startsWith(`/dashboard/w/${dash.workspaceId}/`));
     expect(await page.getByLabel('Workspace or partner in view').inputValue()).to.equal(dash.workspaceId);
   });
 });
