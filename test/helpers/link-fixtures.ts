@@ -200,6 +200,7 @@ export function aLinkView(overrides: Obj = {}): Obj {
     archived: false,
     destination_preview: { title: 'Spring', description: null, image: null, fetched_at: '2030-01-01T00:00:00.000Z' },
     moderation: null,
+    imported: null,
     created_at: '2030-01-01T00:00:00.000Z',
     updated_at: '2030-01-02T00:00:00.000Z',
     ...overrides,

@@ -23,7 +23,7 @@ import {
   TagUpdateSchema,
 } from '../../src/links/tag.schemas.ts';
 import { EventListQuerySchema, EventListSchema, EventSchema } from '../../src/events/event.schemas.ts';
-import { EVENT_TYPES } from '../../src/events/event-types.ts';
+import { EVENT_TYPES, LOGGED_EVENT_TYPES } from '../../src/events/event-types.ts';
 import {
   LINK_BOUNDS,
   PROXY_TYPES,
@@ -456,7 +456,7 @@ describe('link schemas', () => {
   describe('Link (response, 2.1)', () => {
     const fields = Object.keys(aLinkView());
 
-    it('has exactly the fields of spec 2.1 plus archived, moderation (abuse reports), the social previews and the timestamps', () => {
+    it('has exactly the fields of spec 2.1 plus archived, moderation (abuse reports), the social previews, the import mark and the timestamps', () => {
       expect(fields.sort()).to.deep.equal(
         [
           'id',
@@ -483,6 +483,7 @@ describe('link schemas', () => {
           'destination_preview',
           'archived',
           'moderation',
+          'imported',
           'created_at',
           'updated_at',
         ].sort(),
@@ -689,13 +690,16 @@ describe('link schemas', () => {
   describe('events', () => {
     const event = (overrides: Obj = {}) => ({ id: 'evt_1', type: 'link.created', created_at: '2030-01-01T00:00:00.000Z', data: { id: 'lnk_1' }, ...overrides });
 
-    it('every event type of spec 6.1 (and alert.fired, alert.resolved) is accepted, an unknown one is refused', () => {
-      expect(EVENT_TYPES).to.have.length(15);
-      expect(EVENT_TYPES).to.include.members(['conversion.created', 'alert.fired', 'alert.resolved']);
-      for (const type of EVENT_TYPES) {
+    it('every event type of spec 6.1 (and alert.fired, alert.resolved) is accepted, an unknown one is refused; link.clicked is streamed to webhooks, never logged', () => {
+      expect(EVENT_TYPES).to.have.length(16);
+      expect(LOGGED_EVENT_TYPES).to.have.length(15);
+      expect(EVENT_TYPES).to.include.members(['conversion.created', 'alert.fired', 'alert.resolved', 'link.clicked']);
+      expect(LOGGED_EVENT_TYPES).to.not.include('link.clicked');
+      for (const type of LOGGED_EVENT_TYPES) {
         expectValid(validateEvent, event({ type }));
         expectValid(validateEventQuery, { type });
       }
+      expectRejected(validateEventQuery, { type: 'link.clicked' }, 'type');
       expectRejected(validateEvent, event({ type: 'link.exploded' }), 'type');
       expectRejected(validateEventQuery, { type: 'link.exploded' }, 'type');
     });
