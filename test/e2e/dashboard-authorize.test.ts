@@ -61,8 +61,11 @@ describe('Dashboard consent page for apps connecting by OAuth', function () {
     expect(await page.getByRole('group').filter({ hasText: 'What it may do (2 of 3)' }).count()).to.equal(1);
     // The app's callback is not a server here: the browser's request for it is what the test reads.
     const arrival = page.waitForRequest((r) => r.url().startsWith(CALLBACK));
+    // Nothing listens there, so Chromium ends that navigation on its error page; only then may the test navigate again.
+    const ended = page.waitForEvent('framenavigated', (frame) => frame === page.mainFrame() && frame.url().startsWith('chrome-error:'));
     await page.getByRole('button', { name: 'Approve' }).click();
     const back = new URL((await arrival).url());
+    await ended;
     expect(back.searchParams.get('state')).to.equal('xyz');
     const code = back.searchParams.get('code');
     expect(code).to.be.a('string');

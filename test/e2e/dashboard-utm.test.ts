@@ -117,7 +117,7 @@ describe('Dashboard: UTM parameters on every destination, and saved templates', 
     expect(await horizontalOverflow(page), 'sideways overflow at 375 px').to.equal(0);
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.getByRole('button', { name: 'Create the link' }).click();
-    await page.waitForURL((url) => /\/dashboard\/links\/lnk_/.test(url.pathname));
+    await page.waitForURL((url) => /^\/dashboard\/w\/ws_[A-Za-z0-9]+\/links\/lnk_/.test(url.pathname));
     const id = new URL(page.url()).pathname.split('/').pop()!;
     const made = (await v1('GET', `/links/${id}`)).body as ApiLink;
     expect(params(made.url)).to.deep.equal({ utm_source: 'newsletter', utm_content: 'footer' });
