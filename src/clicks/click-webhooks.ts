@@ -73,7 +73,8 @@ export class ClickWebhooks {
     this.batches = new Counter({ name: 'linkplane_webhook_click_batches_total', help: '`link.clicked` deliveries handed to the delivery consumer (one per endpoint and batch)', registers });
     this.clicks = new Counter({ name: 'linkplane_webhook_clicks_total', help: 'Clicks put in `link.clicked` deliveries (counted once per endpoint)', registers });
     options.bus?.on((message) => {
-      if (message.kind !== 'webhook') return;
+      // `all`: back from a NATS outage, whose webhook changes were never heard.
+      if (message.kind !== 'webhook' && message.kind !== 'all') return;
       this.invalidations++;
       this.endpoints.clear();
     });

@@ -47,7 +47,9 @@ export class SniCertificates {
     this.cache = new Lru<Entry>(options.maxEntries ?? 10_000);
     this.now = options.now ?? Date.now;
     // A new or renewed certificate, a deleted or failed domain: the worker's broadcast names the host.
+    // `all`: back from a NATS outage, whose broadcasts were never heard: every host is read again.
     options.bus?.on((message) => {
+      if (message.kind === 'all') this.cache.deleteWhere(() => true);
       if (message.kind !== 'domain') return;
       for (const key of message.keys ?? []) this.cache.delete(bareHost(key));
     });
