@@ -113,7 +113,9 @@ export class ImportRunner {
     const factory = SOURCE_FACTORIES[job.source];
     try {
       if (!factory) throw new SourceError('input', `no reader for ${job.source}`);
-      const source = factory(openCredentials(this.d.box, job), this.sourceDeps());
+      const payload = await this.d.store.payload(id);
+      if (payload === null) throw new SourceError('input', 'the job has lost what it was given to read');
+      const source = factory(openCredentials(this.d.box, job, payload), this.sourceDeps());
       const domains = new ImportDomains({
         db: this.d.db,
         service: this.d.domains,

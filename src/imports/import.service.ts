@@ -28,8 +28,8 @@ const NO_NETWORK: SourceDeps = {
   sleep: () => Promise.resolve(),
 };
 
-export function openCredentials(box: SecretBox, job: ImportJobDoc): SourceOptions {
-  const sealed = JSON.parse(box.open(job.sealed, job._id)) as SealedCredentials;
+export function openCredentials(box: SecretBox, job: ImportJobDoc, payload: string): SourceOptions {
+  const sealed = JSON.parse(box.open(payload, job._id)) as SealedCredentials;
   return { token: sealed.token, baseUrl: sealed.base_url, params: job.params, file: sealed.file };
 }
 
@@ -68,7 +68,6 @@ export class ImportService {
       key_id: principal.key._id,
       source: input.source,
       params: options.params,
-      sealed: this.box.seal(JSON.stringify(sealed), id),
       has_token: options.token !== null,
       dry_run: input.dry_run,
       domains: input.domains,
@@ -86,7 +85,7 @@ export class ImportService {
       started_at: null,
       finished_at: null,
     };
-    await this.store.insert(doc);
+    await this.store.insert(doc, this.box.seal(JSON.stringify(sealed), id));
     this.onCreated();
     return importView(doc);
   }

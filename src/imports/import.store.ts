@@ -1,6 +1,10 @@
-// Where import jobs live: the jobs (`import_jobs`), their per-row errors (`import_errors`), and the source ids already
-// imported into each workspace (`imported_links`), which is what makes running the same import twice create nothing
-// twice: one row per workspace + source kind + source id, under a unique index.
+// Where import jobs live: the jobs (`import_jobs`), what each was given to read (`import_payloads`: token, base URL and
+// file, sealed), their per-row errors (`import_errors`), and the source ids already imported into each workspace
+// (`imported_links`), which is what makes running the same import twice create nothing twice: one row per workspace +
+// source kind + source id, under a unique index.
+//
+// The payload has its own document because a file can weigh megabytes while the job is read on every poll of its
+// progress and rewritten after every batch: kept in the job, each of those reads and writes carried the whole file.
 import type { Collection, Db, MongoClient } from 'mongodb';
 import { inTransaction } from '../platform/mongo.ts';
 import type { SourceKind } from './source.ts';
@@ -13,8 +17,6 @@ export interface ImportJobDoc {
   key_id: string;
   source: SourceKind;
   params: Record<string, string>;
-  /** Token, base URL and file, as JSON sealed with SecretBox (AES-256-GCM, bound to the job id); never returned. */
-  sealed: string;
   has_token: boolean;
   dry_run: boolean;
   domains: 'create' | 'default';
@@ -33,6 +35,15 @@ export interface ImportJobDoc {
   updated_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+}
+
+/** What a job reads: its token, base URL and file as JSON sealed with SecretBox (AES-256-GCM, bound to the job id); never returned. */
+export interface ImportPayloadDoc {
+  /** The job's id. */
+  _id: string;
+  workspace_id: string;
+  sealed: string;
+  created_at: Date;
 }
 
 export interface ImportErrorDoc {
@@ -79,6 +90,7 @@ export class ImportStore {
   readonly jobs: Collection<ImportJobDoc>;
   readonly errors: Collection<ImportErrorDoc>;
   readonly imported: Collection<ImportedLinkDoc>;
+  readonly payloads: Collection<ImportPayloadDoc>;
   private readonly client: MongoClient;
 
   constructor(db: Db) {
@@ -86,6 +98,7 @@ export class ImportStore {
     this.jobs = db.collection<ImportJobDoc>('import_jobs');
     this.errors = db.collection<ImportErrorDoc>('import_errors');
     this.imported = db.collection<ImportedLinkDoc>('imported_links');
+    this.payloads = db.collection<ImportPayloadDoc>('import_payloads');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -99,8 +112,17 @@ export class ImportStore {
     ]);
   }
 
-  async insert(doc: ImportJobDoc): Promise<void> {
-    await this.jobs.insertOne(doc);
+  /** The job and its payload, together: a worker never finds a job without what it is to read. */
+  async insert(doc: ImportJobDoc, sealed: string): Promise<void> {
+    await inTransaction(this.client, async (session) => {
+      await this.payloads.insertOne({ _id: doc._id, workspace_id: doc.workspace_id, sealed, created_at: doc.created_at }, { session });
+      await this.jobs.insertOne(doc, { session });
+    });
+  }
+
+  /** The job's sealed payload; null when there is none. */
+  async payload(id: string): Promise<string | null> {
+    return (await this.payloads.findOne({ _id: id }))?.sealed ?? null;
   }
 
   find(workspaceId: string, id: string): Promise<ImportJobDoc | null> {

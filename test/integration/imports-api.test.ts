@@ -46,6 +46,10 @@ describe('import jobs API over HTTP', function () {
 
     const stored = await tenants.client.db(mongo.dbName).collection('import_jobs').findOne({ _id: job.id as never });
     expect(JSON.stringify(stored)).not.to.include('secret-bitly-token-123').and.not.to.include('api.example.com');
+    // What the job reads lives apart from the job (read on every poll of its progress), sealed too.
+    const payload = await tenants.client.db(mongo.dbName).collection('import_payloads').findOne({ _id: job.id as never });
+    expect(payload?.sealed).to.be.a('string').and.not.to.include('secret-bitly-token-123').and.not.to.include('api.example.com');
+    expect(stored).not.to.have.property('sealed');
 
     const read = await callApi(api.url, 'GET', `/imports/${job.id}`, { key: readOnlyKey });
     expect(read.status).to.equal(200);
