@@ -1,6 +1,10 @@
 // One page of a source, imported: each link mapped to a create body, the ones already imported skipped, the others
-// claimed in `imported_links` (pending), written through the links service's bulk create, then marked created. A dry
-// run goes through the same checks and writes nothing.
+// claimed in `imported_links` (pending, naming the id their link will have), written through the links service's
+// bulk create in chunks, then marked created in one write. A dry run goes through the same checks and writes nothing.
+//
+// A page's chunks are written side by side when the links quota has room for all of them (the worker and the
+// database then work at once, as bulk calls made in parallel do); near the limit they go one after the other, so that
+// the rows refused for quota are the page's last ones, as in a single bulk call.
 //
 // Exactly once across a worker's death: a link is claimed (pending, with the domain and slug it is written on)
 // before it is written, and marked created after. A run that finds a pending claim looks for the link at that domain
@@ -26,6 +30,8 @@ type WorkspacePrincipal = Extract<Principal, { kind: 'workspace' }>;
 const CLASH_ATTEMPTS = 5;
 /** Rows of a batch are numbered batch × this + index, so errors list in source order. */
 const ROWS_PER_BATCH = 1_000_000;
+/** Links per bulk write; a page of more is written in several chunks. */
+export const WRITE_CHUNK = 500;
 
 /** A dry run's account across its batches: the domain + slug pairs it would take, the links quota it has left. */
 export interface DryRunState {
@@ -58,6 +64,10 @@ interface Candidate {
   /** The slug the source asked for (suffixes are appended to it). */
   slug: string;
   domainId: string;
+  /** The id the link is created with. */
+  linkId: string;
+  /** Its claim in `imported_links`, once made. */
+  claimId: string;
 }
 
 export class ImportBatch {
@@ -136,7 +146,7 @@ export class ImportBatch {
     try {
       const tagIds = this.job.dry_run ? [] : await this.tagIds(tagNamesOf(link));
       const mapped = mapLink(link, domain.id.startsWith('dry-run:') ? 'dom_dryrun' : domain.id, tagIds);
-      return { index, link, mapped, slug: mapped.input.slug!, domainId: domain.id };
+      return { index, link, mapped, slug: mapped.input.slug!, domainId: domain.id, linkId: newId('lnk'), claimId: newId('imp') };
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       this.fail(index, link.sourceId, rowErrorOf(error), link.slug, domain.hostname);
@@ -191,6 +201,17 @@ export class ImportBatch {
 
   private async write(candidates: Candidate[]): Promise<void> {
     const claimed = await this.claim(candidates);
+    const chunks: Candidate[][] = [];
+    for (let i = 0; i < claimed.length; i += WRITE_CHUNK) chunks.push(claimed.slice(i, i + WRITE_CHUNK));
+    if (chunks.length > 1 && (await this.d.links.linksRemaining(this.d.principal)) >= claimed.length) {
+      await Promise.all(chunks.map((chunk) => this.writeChunk(chunk)));
+    } else {
+      for (const chunk of chunks) await this.writeChunk(chunk);
+    }
+  }
+
+  /** One bulk write of claimed links (and again, with new slugs, for those whose slug clashed). */
+  private async writeChunk(claimed: Candidate[]): Promise<void> {
     let todo = claimed;
     for (let attempt = 0; todo.length > 0; attempt++) {
       // Each link is written with its origin (the import mark, its source's creation date) in the same write.
@@ -198,14 +219,15 @@ export class ImportBatch {
       const origins = todo.map((c) => ({
         imported: { source: this.job.source, source_id: c.link.sourceId, job_id: this.job._id, clicks_total: c.link.clicksTotal, at },
         created_at: c.link.createdAt,
+        id: c.linkId,
       }));
       const result = await this.d.links.importMany(this.d.principal, todo.map((c) => c.mapped.input), origins);
       const retry: Candidate[] = [];
-      const created: Array<{ c: Candidate; id: string }> = [];
+      const created: Candidate[] = [];
       for (const item of result) {
         const c = todo[item.index]!;
         if ('id' in item) {
-          created.push({ c, id: item.id });
+          created.push(c);
           continue;
         }
         const clash = item.error.code === 'conflict' && (c.mapped.generatedSlug || this.job.on_slug_clash === 'suffix');
@@ -215,7 +237,7 @@ export class ImportBatch {
           retry.push(c);
         } else {
           this.fail(c.index, c.link.sourceId, rowErrorOf(item.error), c.mapped.input.slug ?? null, c.link.domain);
-          await this.d.store.imported.deleteOne({ workspace_id: this.d.principal.workspace._id, source: this.job.source, source_id: c.link.sourceId, state: 'pending' });
+          await this.d.store.imported.deleteOne({ _id: c.claimId, state: 'pending' });
         }
       }
       await this.markCreated(created);
@@ -223,10 +245,7 @@ export class ImportBatch {
       if (retry.length > 0) {
         await this.d.store.imported.bulkWrite(
           retry.map((c) => ({
-            updateOne: {
-              filter: { workspace_id: this.d.principal.workspace._id, source: this.job.source, source_id: c.link.sourceId },
-              update: { $set: { slug: c.mapped.input.slug!, at: this.d.now() } },
-            },
+            updateOne: { filter: { _id: c.claimId }, update: { $set: { slug: c.mapped.input.slug!, at: this.d.now() } } },
           })),
         );
       }
@@ -239,13 +258,13 @@ export class ImportBatch {
     if (candidates.length === 0) return [];
     const at = this.d.now();
     const docs: ImportedLinkDoc[] = candidates.map((c) => ({
-      _id: newId('imp'),
+      _id: c.claimId,
       workspace_id: this.d.principal.workspace._id,
       source: this.job.source,
       source_id: c.link.sourceId,
       job_id: this.job._id,
       state: 'pending',
-      link_id: null,
+      link_id: c.linkId,
       domain_id: c.domainId,
       slug: c.slug,
       url: c.mapped.input.url,
@@ -266,19 +285,10 @@ export class ImportBatch {
     return candidates.filter((_, i) => !refused.has(i));
   }
 
-  /** The claims of the created links (written with their origin) are marked created. */
-  private async markCreated(created: ReadonlyArray<{ c: Candidate; id: string }>): Promise<void> {
+  /** The claims of the created links (written with their origin) are marked created; they already name the link and its slug. */
+  private async markCreated(created: readonly Candidate[]): Promise<void> {
     if (created.length === 0) return;
-    const workspaceId = this.d.principal.workspace._id;
-    await this.d.store.imported.bulkWrite(
-      created.map(({ c, id }) => ({
-        updateOne: {
-          filter: { workspace_id: workspaceId, source: this.job.source, source_id: c.link.sourceId },
-          update: { $set: { state: 'created' as const, link_id: id, slug: c.mapped.input.slug! } },
-        },
-      })),
-      { ordered: false },
-    );
+    await this.d.store.imported.updateMany({ _id: { $in: created.map((c) => c.claimId) } }, { $set: { state: 'created' } });
     this.outcome.created += created.length;
   }
 

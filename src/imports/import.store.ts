@@ -67,6 +67,7 @@ export interface ImportedLinkDoc {
   job_id: string;
   /** `pending`: claimed before its link is written; `created` once it is. A pending row left by a dead worker is resolved by the next run. */
   state: 'pending' | 'created';
+  /** The id its link is (or, while pending, is to be) created with; null on claims made before ids were chosen ahead. */
   link_id: string | null;
   domain_id: string;
   slug: string;

@@ -44,6 +44,13 @@ export interface LinkServiceDeps {
   exportSlots?: ExportSlots;
 }
 
+/** Where an imported link comes from, written with it; `id`, when given, is the id it is created with (chosen by the importer beforehand, so that what it records of the link names it before the write). */
+export interface ImportOrigin {
+  imported: LinkImportMark;
+  created_at: Date | null;
+  id?: string;
+}
+
 export type BulkItem =
   | { index: number; status: 'created'; link: Link }
   | { index: number; status: 'failed'; error: { code: string; message: string; details?: Array<{ path: string; message: string }> } };
@@ -108,7 +115,7 @@ export class LinkService {
   async importMany(
     principal: WorkspacePrincipal,
     inputs: readonly LinkCreate[],
-    origins: ReadonlyArray<{ imported: LinkImportMark; created_at: Date | null }>,
+    origins: ReadonlyArray<ImportOrigin>,
   ): Promise<Array<{ index: number; id: string } | { index: number; error: AppError }>> {
     return (await this.writeMany(principal, inputs, origins)).outcomes;
   }
@@ -117,7 +124,7 @@ export class LinkService {
   private async writeMany(
     principal: WorkspacePrincipal,
     inputs: readonly LinkCreate[],
-    origins?: ReadonlyArray<{ imported: LinkImportMark; created_at: Date | null }>,
+    origins?: ReadonlyArray<ImportOrigin>,
   ): Promise<{ outcomes: Array<{ index: number; id: string } | { index: number; error: AppError }>; docs: LinkDoc[] }> {
     const outcomes: Array<{ index: number; id: string } | { index: number; error: AppError } | undefined> = inputs.map(() => undefined);
     const fail = (index: number, error: AppError) => {
@@ -131,6 +138,7 @@ export class LinkService {
           const doc = await this.prepare(principal, input, lookups);
           const origin = origins?.[index];
           if (origin) {
+            if (origin.id !== undefined) doc._id = origin.id;
             doc.imported = origin.imported;
             if (origin.created_at) doc.created_at = origin.created_at;
           }

@@ -317,4 +317,47 @@ describe('export, then import into a fresh workspace (source csv)', function () 
     expect(comparable(after)).to.deep.equal(comparable(before));
     expect(await start()).to.deep.include({ created: 0, skipped: 3, failed: 0 });
   });
+
+  it('writes a page of more than one chunk side by side, each claim naming its link; near the quota, the refused rows are the last', async () => {
+    const rows = 1_300; // one page, written in chunks of 500, 500 and 300
+    // Slugs on the default domain are shared by every workspace: each run has its own.
+    const fileOf = (prefix: string) => ['url,slug', ...Array.from({ length: rows }, (_, i) => `https://example.com/p/${i},${prefix}-${String(i).padStart(4, '0')}`)].join('\r\n');
+    const run = async (key: string, file: string) => {
+      const res = await callApi(api.url, 'POST', '/imports', { key, body: { source: 'csv', file } });
+      expect(res.status, JSON.stringify(res.body)).to.equal(202);
+      return until(async () => {
+        const job = (await callApi(api.url, 'GET', `/imports/${res.body.id as string}`, { key })).body as unknown as Job;
+        return job.status === 'succeeded' ? job : false;
+      }, 60_000, 'the csv import');
+    };
+    const db = tenants.client.db(mongo.dbName);
+
+    const roomy = await tenants.aWorkspace({ plan_id: 'business' });
+    const all = await run((await tenants.aWorkspaceKey(roomy._id)).key, fileOf('pg'));
+    expect(all).to.deep.include({ created: rows, failed: 0, skipped: 0 });
+    const links = await db.collection('links').find({ workspace_id: roomy._id }, { projection: { slug: 1 } }).toArray();
+    const claims = await db.collection('imported_links').find({ workspace_id: roomy._id }).toArray();
+    expect(links).to.have.length(rows);
+    expect(claims).to.have.length(rows);
+    const slugOf = new Map(links.map((l) => [String(l._id), l.slug as string]));
+    for (const claim of claims) {
+      expect(claim.state).to.equal('created');
+      expect(slugOf.get(claim.link_id as string), `claim ${claim.source_id as string}`).to.equal(claim.slug);
+    }
+
+    // Room for 1,100: the chunks go one after the other, and the 200 rows refused are the file's last 200.
+    const tight = await tenants.aWorkspace({ plan_id: 'business', limits: { links: 1_100 } });
+    const tightKey = (await tenants.aWorkspaceKey(tight._id)).key;
+    const some = await run(tightKey, fileOf('tq'));
+    expect(some, JSON.stringify(some)).to.deep.include({ created: 1_100, failed: 200 });
+    const refused: Array<{ ref: string; code: string }> = [];
+    for (let cursor: string | null = null; ; ) {
+      const page: Reply = await callApi(api.url, 'GET', `/imports/${some.id}/errors?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { key: tightKey });
+      refused.push(...(page.body.data as Array<{ ref: string; code: string }>));
+      cursor = (page.body.pagination as { next_cursor: string | null }).next_cursor;
+      if (cursor === null) break;
+    }
+    expect(refused.map((e) => e.code)).to.deep.equal(Array(200).fill('quota_exceeded'));
+    expect(refused.map((e) => e.ref)).to.deep.equal(Array.from({ length: 200 }, (_, i) => `/tq-${1_100 + i}`));
+  });
 });

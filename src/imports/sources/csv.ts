@@ -14,7 +14,8 @@ import { checkParams } from './options.ts';
 import { linkOf, isHttpUrl, isoDateOf, textOf } from './mapping.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 
-export const CSV_PAGE_SIZE = 500;
+/** Rows mapped per page: a page is one batch of the job, written in chunks of 500 side by side. */
+export const CSV_PAGE_SIZE = 2000;
 const REQUIRED = ['url'] as const;
 const UTM_COLUMNS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] as const;
 const FORMULA = /^'+[=+\-@\t\r]/;
