@@ -6,7 +6,7 @@ import type { Binary } from 'bson';
 import { UUID } from 'bson';
 import { CommandError } from './errors.ts';
 import { defaultIndexName, formatKeyValue, Index, sameOptions, type IndexSpec, type Key } from './indexes.ts';
-import { orderedPlan, plan, rangePlan } from './planner.ts';
+import { orderedPlan, plan, rangePlan, type OrderedPlan } from './planner.ts';
 import { projectRaw, rawProjection, rawStringId } from './raw-read.ts';
 import { snapshots, trimHistory, type Superseded, type Versioned } from './snapshots.ts';
 import { decodeDoc, decodeView, encodeDoc, keyOf, promoteDoc, type Doc } from './values.ts';
@@ -243,22 +243,35 @@ export class Collection implements Versioned {
         yield* this.docs.values();
         return;
       }
-      const seen = r.index.multikey ? new Set<string>() : undefined;
-      for (const id of r.index.walk(r.prefix, r.reverse, r.start, r.stop)) {
-        if (seen) {
-          if (seen.has(id)) continue;
-          seen.add(id);
-        }
-        const e = this.docs.get(id);
-        if (e) yield e;
-      }
+      yield* this.walkRange(r);
       return;
+    }
+    if (p.kind === 'index' && p.lookups.length === 1) {
+      // An index with the same equalities and then a range of the filter (`{workspace_id, 'imported.clicks_total':
+      // {$gt: 0}}`) walks only the range, where the equalities alone would yield every document they name.
+      const r = rangePlan(filter, this.indexes);
+      if (r && r.prefix.length >= p.lookups[0]!.length) {
+        yield* this.walkRange(r);
+        return;
+      }
     }
     const seen = new Set<string>();
     const ids = p.kind === 'ids' ? p.ids : p.lookups.length === 1 ? p.index.owners(p.lookups[0]!) : p.lookups.flatMap((values) => [...p.index.owners(values)]);
     for (const id of ids) {
       if (seen.has(id)) continue;
       seen.add(id);
+      const e = this.docs.get(id);
+      if (e) yield e;
+    }
+  }
+
+  private *walkRange(r: OrderedPlan): Iterable<Entry> {
+    const seen = r.index.multikey ? new Set<string>() : undefined;
+    for (const id of r.index.walk(r.prefix, r.reverse, r.start, r.stop)) {
+      if (seen) {
+        if (seen.has(id)) continue;
+        seen.add(id);
+      }
       const e = this.docs.get(id);
       if (e) yield e;
     }

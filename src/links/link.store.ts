@@ -124,6 +124,9 @@ export class LinkStore {
       { key: { workspace_id: 1, folder_id: 1, created_at: -1 }, name: 'workspace_folder' },
       // The preview worker's "which destinations are due" (src/links/preview-fetch.ts).
       { key: { 'preview_fetched.due_at': 1 }, name: 'preview_due' },
+      // The analytics summary's imported click totals: only the workspace's imported links with a total are read,
+      // not every link of the workspace on every summary.
+      { key: { workspace_id: 1, 'imported.clicks_total': 1 }, name: 'workspace_imported_clicks' },
     ]);
   }
 

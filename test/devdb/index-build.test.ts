@@ -128,3 +128,20 @@ describe('devdb indexes built at once after a replay', () => {
     }
   });
 });
+
+describe('devdb query plans', () => {
+  it('walk only the range of an index whose equalities are the filter\'s and whose next field has a range in it', () => {
+    const coll = new Collection('t', 'links', () => {});
+    coll.createIndex({ name: 'ws_newest', key: { ws: 1, created: -1 } });
+    coll.createIndex({ name: 'ws_total', key: { ws: 1, 'imported.total': 1 } });
+    for (let i = 0; i < 1000; i++) {
+      coll.insert({ _id: `l${i}`, ws: i % 2 === 0 ? 'a' : 'b', created: i, ...(i % 100 === 0 ? { imported: { total: i } } : {}) });
+    }
+    // Nine links of workspace a have an imported total over 0 (l100 … l900; l0's is 0): only they are walked, not the
+    // workspace's 500 links.
+    const walked = [...coll.candidates({ ws: 'a', 'imported.total': { $gt: 0 } })].map((e) => String(e.view._id)).sort();
+    expect(walked).to.deep.equal(['l100', 'l200', 'l300', 'l400', 'l500', 'l600', 'l700', 'l800', 'l900']);
+    // An equality alone still uses the equality index.
+    expect([...coll.candidates({ ws: 'b' })]).to.have.length(500);
+  });
+});
