@@ -55,7 +55,7 @@ export const ReportSchema = Type.Object(
     reason: Reason,
     details: Nullable(Type.String()),
     reporter_contact: Nullable(Type.String()),
-    source: StringEnum(['form', 'api'] as const, { description: '`form`: the page on the redirect domain; `api`: POST /public/reports' }),
+    source: StringEnum(['form', 'api'] as const, { description: '`form`: the page on the redirect domain; `api`: POST /v1/public/reports' }),
     status: StringEnum(REPORT_STATUSES),
     resolution: Nullable(ReportResolutionSchema),
     created_at: DateTime(),

@@ -3239,7 +3239,7 @@ export interface components {
             } | null;
             short_url: string;
             /**
-             * @description `form`: the page on the redirect domain; `api`: POST /public/reports
+             * @description `form`: the page on the redirect domain; `api`: POST /v1/public/reports
              * @enum {string}
              */
             source: "form" | "api";
