@@ -514,7 +514,9 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       ),
       kubeconfig: r.optional('KUBECONFIG'),
       namespace: r.string('DOMAIN_NAMESPACE', r.string('POD_NAMESPACE', 'linkplane')),
-      cnameTarget: r.optional('DOMAIN_CNAME_TARGET'),
+      // A host name as DNS compares it (the operator reads it the same way): the records shown to customers, the
+      // worker's DNS check and the names no customer may connect all use this one spelling.
+      cnameTarget: r.optional('DOMAIN_CNAME_TARGET')?.toLowerCase().replace(/\.$/, '') ?? null,
       aTargets: (r.optional('DOMAIN_A_TARGETS') ?? '').split(',').map((v) => v.trim()).filter((v) => v !== ''),
       txtPrefix: r.string('DOMAIN_TXT_PREFIX', '_linkplane'),
     },

@@ -118,7 +118,7 @@ export function buildWorker(infra: Infra): WorkerService {
           store: stores.domainTls,
           dns: new DnsChecker({
             servers: config.tls.dns.resolvers,
-            targets: { ...config.domains, cnameTarget: config.domains.cnameTarget?.toLowerCase().replace(/\.$/, '') ?? null },
+            targets: config.domains,
           }),
           issuer: new AcmeIssuer({
             directoryUrl: acme.directoryUrl,

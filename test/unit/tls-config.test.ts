@@ -43,6 +43,13 @@ describe('custom domains with TLS without Kubernetes: configuration and lifecycl
     expect(config.tls.sweepIntervalMs).to.equal(10_000);
   });
 
+  it('reads DOMAIN_CNAME_TARGET as DNS compares it, lower case and without the root dot, in every process', () => {
+    for (const role of ['api', 'worker', 'all-in-one'] as const) {
+      const config = loadConfig(role, { ...base, DOMAIN_CNAME_TARGET: 'Ingress.Example.NET.' });
+      expect(config.domains.cnameTarget, role).to.equal('ingress.example.net');
+    }
+  });
+
   it('names every inconsistent setting: both provisioners, a TLS port without ACME, no DNS target, bad values', () => {
     const both = problemsOf({ ACME_DIRECTORY_URL: 'https://acme.example/dir', DOMAINS_KUBE: 'in-cluster', DOMAIN_CNAME_TARGET: 'in.example.net' });
     expect(both).to.match(/ACME_DIRECTORY_URL: .*not both/);
