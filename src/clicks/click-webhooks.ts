@@ -6,12 +6,12 @@
 // every delivery message of the batch is stored; a batch handed out again (a worker died) is published again under
 // the same ids, and JetStream drops the copies.
 import { createHash } from 'node:crypto';
-import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { Counter, type Registry } from 'prom-client';
 import type { CacheBus } from '../platform/cache-bus.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
-import { ensureDurable } from '../platform/pull-runner.ts';
+import { BatchingConsumer } from '../platform/batching-consumer.ts';
 import type { WebhookStore } from '../webhooks/webhook.store.ts';
 import { deliveryIdFor, publishDelivery, type EventMessage } from '../webhooks/delivery-message.ts';
 import type { ClickRecord } from '../visitor/click-record.ts';
@@ -55,13 +55,8 @@ export class ClickWebhooks {
   private readonly o: ClickWebhooksOptions;
   private readonly batches: Counter;
   private readonly clicks: Counter;
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private messages: ConsumerMessages | null = null;
-  private pending: Array<{ msg: JsMsg; workspaceId: string }> = [];
-  private pendingMessages = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private chain: Promise<void> = Promise.resolve();
+  /** A batch is up to batchSize messages (a message holds one or many clicks; the slices bound each delivery). */
+  private readonly consumer: BatchingConsumer<{ msg: JsMsg; workspaceId: string }>;
   /** Per workspace: its active endpoints subscribed to `link.clicked`, as last read. */
   private readonly endpoints = new Map<string, { ids: string[]; expiresAt: number }>();
   private invalidations = 0;
@@ -78,72 +73,34 @@ export class ClickWebhooks {
       this.invalidations++;
       this.endpoints.clear();
     });
+    this.consumer = new BatchingConsumer({
+      nats: options.nats,
+      logger: options.logger,
+      durable: {
+        stream: this.stream,
+        durable: CLICK_WEBHOOKS_DURABLE,
+        filterSubject: options.nats.subjects.click('>'),
+        ackWaitMs: options.ackWaitMs ?? 60_000,
+        maxDeliver: -1,
+        // Created once, at the first start: clicks older than the stream of clicks itself are not sent to anyone.
+        deliverPolicy: DeliverPolicy.New,
+      },
+      maxMessages: Math.max(64, options.batchSize * 2),
+      batchSize: options.batchSize,
+      batchWaitMs: options.batchWaitMs,
+      read: (msg) => ({ entry: { msg, workspaceId: msg.subject.slice(options.nats.subjects.click('').length) }, weight: 1 }),
+      handle: (pending) => this.process(pending),
+      failure: 'click webhook batch failed; its clicks are handed out again',
+    });
   }
 
-  async start(): Promise<void> {
-    if (this.running) return;
-    await ensureDurable(this.o.nats, {
-      stream: this.stream,
-      durable: CLICK_WEBHOOKS_DURABLE,
-      filterSubject: this.o.nats.subjects.click('>'),
-      ackWaitMs: this.o.ackWaitMs ?? 60_000,
-      maxDeliver: -1,
-      // Created once, at the first start: clicks older than the stream of clicks itself are not sent to anyone.
-      deliverPolicy: DeliverPolicy.New,
-    });
-    this.running = true;
-    this.loop = this.run();
+  start(): Promise<void> {
+    return this.consumer.start();
   }
 
   /** Stops consuming, then hands out what is in hand. */
-  async stop(): Promise<void> {
-    this.running = false;
-    this.messages?.stop();
-    await this.loop;
-    await this.flush();
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (this.running) {
-      try {
-        const consumer = await this.o.nats.js.consumers.get(this.stream, CLICK_WEBHOOKS_DURABLE);
-        const messages = await consumer.consume({ max_messages: Math.max(64, this.o.batchSize * 2) });
-        this.messages = messages;
-        if (!this.running) messages.stop();
-        for await (const msg of messages) {
-          failures = 0;
-          const workspaceId = msg.subject.slice(this.o.nats.subjects.click('').length);
-          this.pending.push({ msg, workspaceId });
-          // A message holds one or many clicks; counted here by message, the slices below bound each delivery.
-          this.pendingMessages++;
-          if (this.pendingMessages >= this.o.batchSize) await this.flush();
-          else this.timer ??= setTimeout(() => void this.flush(), this.o.batchWaitMs);
-        }
-        this.messages = null;
-        if (this.running) await new Promise((r) => setTimeout(r, 250));
-      } catch (error) {
-        this.messages = null;
-        if (!this.running) break;
-        failures++;
-        if (failures === 1) this.o.logger.warn({ err: error, consumer: CLICK_WEBHOOKS_DURABLE }, 'click webhook consumer failed; retrying');
-        await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** Math.min(failures, 5), 5000)));
-      }
-    }
-  }
-
-  private flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const pending = this.pending;
-    this.pending = [];
-    this.pendingMessages = 0;
-    if (pending.length > 0) {
-      this.chain = this.chain
-        .then(() => this.process(pending))
-        .catch((error: unknown) => this.o.logger.error({ err: error }, 'click webhook batch failed; its clicks are handed out again'));
-    }
-    return this.chain;
+  stop(): Promise<void> {
+    return this.consumer.stop();
   }
 
   private async process(pending: ReadonlyArray<{ msg: JsMsg; workspaceId: string }>): Promise<void> {

@@ -2,11 +2,11 @@
 // batchSize, or whatever arrived within batchWaitMs of the first), written with one bulk insert (with the analytics
 // rollups on, in the transaction that adds them: see `storing`), counted, then acknowledged together. A MongoDB
 // failure naks the batch; the click ids make the redelivery harmless.
-import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
-import { ensureDurable } from '../platform/pull-runner.ts';
+import { BatchingConsumer } from '../platform/batching-consumer.ts';
 import type { ClickRecord } from '../visitor/click-record.ts';
 import { decodeClicks } from './click-wire.ts';
 import type { ClickStore } from './click.store.ts';
@@ -61,14 +61,8 @@ export class ClickIngestor {
   private readonly ingested: Counter;
   private readonly failures: Counter;
   private readonly lag: Histogram;
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private messages: ConsumerMessages | null = null;
-  /** Messages in hand, each with its clicks (decoded once on arrival; null: malformed), not yet a batch. */
-  private pending: Array<{ msg: JsMsg; clicks: ClickRecord[] | null }> = [];
-  private pendingClicks = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private chain: Promise<void> = Promise.resolve();
+  /** Each message's clicks are decoded once on arrival (null: malformed); a batch is up to batchSize clicks. */
+  private readonly consumer: BatchingConsumer<{ msg: JsMsg; clicks: ClickRecord[] | null }, Batch>;
 
   constructor(options: ClickIngestorOptions) {
     this.o = options;
@@ -84,6 +78,29 @@ export class ClickIngestor {
     });
     const { nats, logger } = options;
     const stream = this.stream;
+    this.consumer = new BatchingConsumer({
+      nats,
+      logger,
+      durable: {
+        stream,
+        durable: CLICK_INGEST_DURABLE,
+        filterSubject: nats.subjects.click('>'),
+        ackWaitMs: options.ackWaitMs ?? 60_000,
+        maxDeliver: -1,
+        deliverPolicy: DeliverPolicy.All,
+      },
+      // A message may hold hundreds of clicks (the publisher batches them): a few messages make a batch.
+      maxMessages: Math.max(16, Math.ceil(options.batchSize / 8)),
+      batchSize: options.batchSize,
+      batchWaitMs: options.batchWaitMs,
+      read: (msg) => {
+        const clicks = parse(msg);
+        return { entry: { msg, clicks }, weight: clicks?.length ?? 0 };
+      },
+      gather: (pending) => this.gather(pending),
+      handle: (batch) => this.process(batch),
+      failure: 'click batch handling failed; unacknowledged clicks are redelivered',
+    });
     new Gauge({
       name: 'linkplane_click_consumer_pending',
       help: 'Clicks on the CLICKS stream not yet delivered to the ingestion (JetStream num_pending), read at scrape time',
@@ -99,72 +116,13 @@ export class ClickIngestor {
   }
 
   /** Creates the durable consumer (idempotent) and starts consuming. */
-  async start(): Promise<void> {
-    if (this.running) return;
-    await ensureDurable(this.o.nats, {
-      stream: this.stream,
-      durable: CLICK_INGEST_DURABLE,
-      filterSubject: this.o.nats.subjects.click('>'),
-      ackWaitMs: this.o.ackWaitMs ?? 60_000,
-      maxDeliver: -1,
-      deliverPolicy: DeliverPolicy.All,
-    });
-    this.running = true;
-    this.loop = this.run();
+  start(): Promise<void> {
+    return this.consumer.start();
   }
 
   /** Stops consuming, then writes and acknowledges the clicks in hand. */
-  async stop(): Promise<void> {
-    this.running = false;
-    this.messages?.stop();
-    await this.loop;
-    await this.flush();
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (this.running) {
-      try {
-        const consumer = await this.o.nats.js.consumers.get(this.stream, CLICK_INGEST_DURABLE);
-        // A message may hold hundreds of clicks (the publisher batches them): a few messages make a batch.
-        const messages = await consumer.consume({ max_messages: Math.max(16, Math.ceil(this.o.batchSize / 8)) });
-        this.messages = messages;
-        if (!this.running) messages.stop();
-        for await (const msg of messages) {
-          failures = 0;
-          const clicks = parse(msg);
-          this.pending.push({ msg, clicks });
-          this.pendingClicks += clicks?.length ?? 0;
-          // Waiting here for a full batch to be written is the back-pressure: at most two batches are in hand.
-          if (this.pendingClicks >= this.o.batchSize) await this.flush();
-          else this.timer ??= setTimeout(() => void this.flush(), this.o.batchWaitMs);
-        }
-        this.messages = null;
-        // The consumer ended without an error (deleted, or the server went away): look it up again shortly.
-        if (this.running) await new Promise((r) => setTimeout(r, 250));
-      } catch (error) {
-        this.messages = null;
-        if (!this.running) break;
-        failures++;
-        if (failures === 1) this.o.logger.warn({ err: error, consumer: CLICK_INGEST_DURABLE }, 'click consumer failed; retrying');
-        await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** Math.min(failures, 5), 5000)));
-      }
-    }
-  }
-
-  private flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const pending = this.pending;
-    this.pending = [];
-    this.pendingClicks = 0;
-    if (pending.length > 0) {
-      const batch = this.gather(pending);
-      this.chain = this.chain
-        .then(() => this.process(batch))
-        .catch((error: unknown) => this.o.logger.error({ err: error }, 'click batch handling failed; unacknowledged clicks are redelivered'));
-    }
-    return this.chain;
+  stop(): Promise<void> {
+    return this.consumer.stop();
   }
 
   /** A batch of the messages in hand: its clicks in slices of at most batchSize, each told to `arriving` now. */
