@@ -28,6 +28,8 @@ export interface RouteSpec<Q extends TSchema = TSchema, B extends TSchema = TSch
   description?: string;
   /** Null: public, no key (the OpenAPI document itself). */
   auth: Requirement | null;
+  /** Requirements the handler checks itself beyond `auth` (the tool server's `tools:write` for a tool that changes something). */
+  alsoChecks?: Requirement[];
   query?: Q;
   body?: B;
   responses: ResponseSpec[];

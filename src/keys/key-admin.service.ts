@@ -79,12 +79,14 @@ export class KeyAdminService {
 /** For each scope, the kinds of key whose endpoints check it (an endpoint open to any key serves both kinds). */
 export function scopeKindsOf(routes: readonly RouteSpec[]): Map<string, Set<KeyKind>> {
   const kinds = new Map<string, Set<KeyKind>>();
-  for (const { auth } of routes) {
-    if (!auth?.scope) continue;
-    const set = kinds.get(auth.scope) ?? new Set<KeyKind>();
-    if (auth.kind === 'any' || auth.kind === 'workspace') set.add('workspace');
-    if (auth.kind === 'any' || auth.kind === 'partner') set.add('partner');
-    kinds.set(auth.scope, set);
+  for (const route of routes) {
+    for (const auth of [route.auth, ...(route.alsoChecks ?? [])]) {
+      if (!auth?.scope) continue;
+      const set = kinds.get(auth.scope) ?? new Set<KeyKind>();
+      if (auth.kind === 'any' || auth.kind === 'workspace') set.add('workspace');
+      if (auth.kind === 'any' || auth.kind === 'partner') set.add('partner');
+      kinds.set(auth.scope, set);
+    }
   }
   return kinds;
 }

@@ -102,6 +102,7 @@ export function mcpRoutes(routes: () => readonly RouteSpec[], options: { logger:
         '`tools/call` in it against the key’s rate limit like the REST call it stands for; a batch the window cannot hold is ' +
         '429 and none of it runs. With `Idempotency-Key`, a repeat is answered the first JSON-RPC answer again.',
       auth: connect,
+      alsoChecks: [change],
       errorStatuses: [406],
       responses: [
         { status: 200, description: 'The JSON-RPC response (an array of them for a batch)', contentType: 'application/json' },

@@ -69,11 +69,13 @@ describe('dashboard API keys: /auth/keys and /auth/scopes (real HTTP)', function
   it('lists, for a context, only the scopes its kind of key can use: no partner scopes for a workspace, none the other way', async () => {
     const forWorkspace = ((await owner.request('GET', `/auth/scopes?context=${workspace._id}`)).body.data as Array<{ scope: string }>).map((s) => s.scope);
     expect(forWorkspace).to.include.members(['links:write', 'analytics:read', 'webhooks:write']);
+    // Checked inside the tool server rather than by its route: a key for an assistant that may change things needs it.
+    expect(forWorkspace).to.include.members(['tools:read', 'tools:write']);
     expect(forWorkspace).to.not.include.members(['clients:read']);
     expect(forWorkspace.some((s) => /^(clients|plans|billing):/.test(s)), 'partner scopes offered to a workspace key').to.equal(false);
     const partnerOwner = await signedIn('owner', [{ kind: 'partner', id: partnerId, role: 'owner' }]);
     const forPartner = ((await partnerOwner.request('GET', `/auth/scopes?context=${partnerId}`)).body.data as Array<{ scope: string }>).map((s) => s.scope);
-    expect(forPartner).to.include.members(['clients:write', 'plans:read', 'billing:write']);
+    expect(forPartner).to.include.members(['clients:write', 'plans:read', 'billing:write', 'tools:write']);
     expect(forPartner).to.not.include('links:write');
     expectError(await owner.request('GET', `/auth/scopes?context=${other._id}`), 403, 'forbidden');
   });
