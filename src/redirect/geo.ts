@@ -119,7 +119,7 @@ export class GeoDatabases {
     }
     const asn = find(this.asn, ip, v6);
     if (asn && asn.autonomous_system_number > 0) facts.asn = asn.autonomous_system_number;
-    if ((this.openCountry !== null || this.openAsn !== null) && isPublicUnicast(ip)) {
+    if ((this.openCountry !== null || this.openAsn !== null) && isPublicUnicast(ip, v6)) {
       if (this.openCountry !== null) facts.country = countryCode(packagedCountryCode(find(this.openCountry, ip, v6)));
       if (this.openAsn !== null) facts.asn = this.openAsn.lookup(ip);
     }
@@ -133,11 +133,13 @@ export class GeoDatabases {
  * The open data is built from registry allocations, and places some reserved blocks (the documentation ranges
  * among them) in a country; only globally routable unicast addresses are looked up in it.
  */
-function isPublicUnicast(ip: string): boolean {
+function isPublicUnicast(ip: string, v6: boolean): boolean {
   try {
-    let address = ipaddr.parse(ip);
-    if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) address = (address as ipaddr.IPv6).toIPv4Address();
-    return address.range() === 'unicast';
+    // The family is known: `ipaddr.parse` would try IPv6 first (and throw, an Error with its stack, for every IPv4
+    // address) before parsing an IPv4 address twice, on every redirect.
+    if (!v6) return ipaddr.IPv4.parse(ip).range() === 'unicast';
+    const address = ipaddr.IPv6.parse(ip);
+    return (address.isIPv4MappedAddress() ? address.toIPv4Address() : address).range() === 'unicast';
   } catch {
     return false;
   }
