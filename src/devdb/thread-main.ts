@@ -1,12 +1,23 @@
 // Entry point of the devdb worker thread (see thread.ts): starts the server with the options it was given, reports
 // its address and its log lines to the parent, and stops when told to (committing the journal first).
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { startDevDb, type DevDbOptions } from './index.ts';
+import { startDevDb } from './index.ts';
+import type { ThreadData } from './thread.ts';
 
 const port = parentPort!;
-const options = workerData as Omit<DevDbOptions, 'log'>;
+const { lowerPriority, ...options } = workerData as ThreadData;
+const log = (msg: string, fields?: Record<string, unknown>) => port.postMessage({ type: 'log', msg, fields });
+if (lowerPriority) {
+  try {
+    // No pid: on Linux a thread's nice value is its own, so this lowers this thread alone.
+    os.setPriority(os.constants.priority.PRIORITY_BELOW_NORMAL);
+  } catch (error) {
+    log('devdb thread priority left unchanged', { error: error instanceof Error ? error.message : String(error) });
+  }
+}
 try {
-  const db = await startDevDb({ ...options, log: (msg, fields) => port.postMessage({ type: 'log', msg, fields }) });
+  const db = await startDevDb({ ...options, log });
   port.on('message', (m: { type: string }) => {
     if (m.type !== 'stop') return;
     void db.stop().finally(() => port.close());
