@@ -85,7 +85,11 @@ export async function redirectBench(options: BenchOptions): Promise<Record<strin
     await create({ url: 'https://example.com/landing', slug: 'plain' });
     await create({ url: 'https://example.com/landing', slug: 'rules20', rules: twentyRules() });
     // BENCH_PROFILE=<dir>: the redirect process writes a CPU profile there when it stops.
-    const profile: Record<string, string> = process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {};
+    // BENCH_REDIRECT_NODE_OPTIONS: Node.js flags for this checkout's redirect process only (say, V8's heap sizes).
+    const nodeOptions = [process.env.BENCH_PROFILE ? `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` : '', process.env.BENCH_REDIRECT_NODE_OPTIONS ?? '']
+      .filter(Boolean)
+      .join(' ');
+    const profile: Record<string, string> = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
     const redirect = await startChild('src/main/run.ts', ['redirect'], { ...env, ...profile, REDIRECT_PORT: String(redirectPort) }, `http://127.0.0.1:${redirectPort}/readyz`);
     children.push(redirect);
     // BENCH_BASELINE_ROOT: another checkout (say, the commit before a change) whose redirect process serves the same
@@ -152,11 +156,17 @@ export async function redirectBench(options: BenchOptions): Promise<Record<strin
         plain_vs_koa_per_round_median: pairedMedian(samples.get('redirect plain')!, samples.get('koa 302')!),
         rules20_vs_koa_per_round_median: pairedMedian(samples.get('redirect 20 rules')!, samples.get('koa 302')!),
         plain_vs_node_http_per_round_median: pairedMedian(samples.get('redirect plain')!, samples.get('node:http 302')!),
+        // node:http's CPU per request over the redirect's, per round: what the throughput ratio would be with every
+        // server alone on a core (the machine's other load moves it less than it moves throughput).
+        plain_vs_node_http_cpu_per_round_median: cpuRatio(samples.get('redirect plain')!, samples.get('node:http 302')!),
         ...(baseline
           ? {
               baseline_plain_vs_node_http_per_round_median: pairedMedian(samples.get('baseline redirect plain')!, samples.get('node:http 302')!),
               plain_vs_baseline_per_round_median: pairedMedian(samples.get('redirect plain')!, samples.get('baseline redirect plain')!),
               rules20_vs_baseline_per_round_median: pairedMedian(samples.get('redirect 20 rules')!, samples.get('baseline redirect 20 rules')!),
+              baseline_plain_vs_node_http_cpu_per_round_median: cpuRatio(samples.get('baseline redirect plain')!, samples.get('node:http 302')!),
+              plain_vs_baseline_cpu_per_round_median: cpuRatio(samples.get('redirect plain')!, samples.get('baseline redirect plain')!),
+              rules20_vs_baseline_cpu_per_round_median: cpuRatio(samples.get('redirect 20 rules')!, samples.get('baseline redirect 20 rules')!),
             }
           : {}),
       },
@@ -167,6 +177,11 @@ export async function redirectBench(options: BenchOptions): Promise<Record<strin
   } finally {
     for (const child of children.reverse()) await stopChild(child);
   }
+}
+
+/** The median over rounds of `b`'s CPU per request divided by `a`'s: above 1, `a` costs less per request. */
+function cpuRatio(a: RedirectSample[], b: RedirectSample[]): number {
+  return median(a.map((s, i) => b[i]!.cpuUs / Math.max(1, s.cpuUs)));
 }
 
 /** A counter of a process's /metrics (clicks published by the redirect, ingested by the worker). */
