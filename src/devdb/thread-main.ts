@@ -1,23 +1,12 @@
 // Entry point of the devdb worker thread (see thread.ts): starts the server with the options it was given, reports
 // its address and its log lines to the parent, and stops when told to (committing the journal first).
-import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { startDevDb } from './index.ts';
-import type { ThreadData } from './thread.ts';
+import { startDevDb, type DevDbOptions } from './index.ts';
 
 const port = parentPort!;
-const { lowerPriority, ...options } = workerData as ThreadData;
-const log = (msg: string, fields?: Record<string, unknown>) => port.postMessage({ type: 'log', msg, fields });
-if (lowerPriority) {
-  try {
-    // No pid: on Linux a thread's nice value is its own, so this lowers this thread alone.
-    os.setPriority(os.constants.priority.PRIORITY_BELOW_NORMAL);
-  } catch (error) {
-    log('devdb thread priority left unchanged', { error: error instanceof Error ? error.message : String(error) });
-  }
-}
+const options = workerData as Omit<DevDbOptions, 'log'>;
 try {
-  const db = await startDevDb({ ...options, log });
+  const db = await startDevDb({ ...options, log: (msg, fields) => port.postMessage({ type: 'log', msg, fields }) });
   port.on('message', (m: { type: string }) => {
     if (m.type !== 'stop') return;
     void db.stop().finally(() => port.close());

@@ -19,20 +19,10 @@ export interface DevDbThreadOptions extends Omit<DevDbOptions, 'log'> {
    * and again (the `DEVDB_YOUNG_GENERATION_MB` row of docs/configuration.md gives what it measured).
    */
   youngGenerationMb?: number;
-  /**
-   * Run the thread below normal priority (its own nice value on Linux). In the all-in-one, devdb's work under a
-   * redirect load is mostly click ingestion's writes: the worker thread asking for them already yields to the
-   * redirect, and the writes it asks for then yield too, instead of taking a core's share beside the redirect.
-   */
-  lowerPriority?: boolean;
 }
 
-/** What the thread is started with: devdb's options and the thread's priority. */
-export type ThreadData = Omit<DevDbOptions, 'log'> & { lowerPriority: boolean };
-
 export function startDevDbThread(options: DevDbThreadOptions = {}): Promise<DevDb> {
-  const { log, youngGenerationMb, lowerPriority, ...devdb } = options;
-  const data: ThreadData = { ...devdb, lowerPriority: lowerPriority ?? false };
+  const { log, youngGenerationMb, ...data } = options;
   // Sources run as .ts; the image runs the compiled .js beside this file (a .ts name there is a missing file).
   const entry = new URL(`./thread-main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
   const resourceLimits = youngGenerationMb ? { maxYoungGenerationSizeMb: youngGenerationMb } : undefined;

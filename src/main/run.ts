@@ -41,8 +41,6 @@ async function main(): Promise<void> {
     devdb = await startDevDbThread({
       port: config.devdb.port,
       youngGenerationMb: config.devdb.youngGenerationMb,
-      // Beside the redirect, the database yields as the worker thread does (its load is then click ingestion).
-      lowerPriority: name === 'all-in-one',
       ...(config.devdb.dataDir ? { dataDir: config.devdb.dataDir } : {}),
       log: (msg, fields) => console.error(`linkplane: ${msg}`, fields ? JSON.stringify(fields) : ''),
     });

@@ -39,49 +39,8 @@ describe('devdb on a worker thread', () => {
     }
   });
 
-  it('runs below normal priority when asked (the all-in-one), and at the process priority otherwise', async () => {
-    const own = os.getPriority();
-    const low = await startDevDbThread({ port: 0, lowerPriority: true });
-    try {
-      expect(devdbThreadNices()).to.deep.equal([os.constants.priority.PRIORITY_BELOW_NORMAL]);
-      // The lowered thread still answers.
-      const client = new MongoClient(low.uri);
-      try {
-        await client.connect();
-        await client.db('t').collection('p').insertOne({ n: 1 });
-        expect(await client.db('t').collection('p').countDocuments()).to.equal(1);
-      } finally {
-        await client.close();
-      }
-    } finally {
-      await low.stop();
-    }
-    expect(os.getPriority()).to.equal(own);
-    const normal = await startDevDbThread({ port: 0 });
-    try {
-      expect(devdbThreadNices()).to.deep.equal([own]);
-    } finally {
-      await normal.stop();
-    }
-  });
-
   it('fails to start with the reason when the options are refused', async () => {
     const err = await startDevDbThread({ port: 0, host: '0.0.0.0' }).catch((e: unknown) => e);
     expect((err as Error).message).to.match(/only binds loopback/);
   });
 });
-
-/** The nice value of each live thread named `devdb` in this process (Linux: /proc/self/task/<tid>/stat, field 19). */
-function devdbThreadNices(): number[] {
-  const nices: number[] = [];
-  for (const tid of fs.readdirSync('/proc/self/task')) {
-    try {
-      if (fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() !== 'devdb') continue;
-      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      nices.push(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return nices;
-}
