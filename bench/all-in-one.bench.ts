@@ -53,13 +53,18 @@ async function startAllInOne(env: Record<string, string>, apiPort: number): Prom
     child.stderr.pipe(log, { end: false });
   }
   let out = '';
-  // Only the start-up banner is kept; the access log is read and dropped so the pipe never fills.
-  child.stdout.on('data', (d: Buffer) => {
-    if (out.length < 10_000) out += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    if (out.length < 10_000) out += d.toString();
-  });
+  // Only the start-up banner is kept; the access log is read and dropped so the pipe never fills. V8's own lines
+  // (`--trace-gc`: `[pid:0x…] 123 ms: Scavenge …`) would fill the kept part before the banner: they are skipped.
+  const keep = (d: Buffer) => {
+    if (out.length >= 10_000) return;
+    out += d
+      .toString()
+      .split('\n')
+      .filter((line) => !/^\[\d+:0x[0-9a-f]+\]/.test(line))
+      .join('\n');
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   const deadline = Date.now() + 600_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`all-in-one exited with ${child.exitCode}:\n${out}`);

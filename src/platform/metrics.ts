@@ -21,12 +21,22 @@ export class RequestDurationHistogram {
   readonly aggregator = 'sum';
   private readonly series = new Map<string, Series>();
 
+  /** The series observed last: requests in a row mostly share method, route and status (no key to build and hash). */
+  private last: { method: string; route: string; status: number; series: Series } | null = null;
+
   observe(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${status} ${route}`;
-    let s = this.series.get(key);
-    if (!s) {
-      s = { labels: { method, route, status: String(status) }, buckets: new Float64Array(BUCKETS.length), sum: 0, count: 0 };
-      this.series.set(key, s);
+    const last = this.last;
+    let s: Series | undefined;
+    if (last !== null && last.status === status && last.method === method && last.route === route) {
+      s = last.series;
+    } else {
+      const key = `${method} ${status} ${route}`;
+      s = this.series.get(key);
+      if (!s) {
+        s = { labels: { method, route, status: String(status) }, buckets: new Float64Array(BUCKETS.length), sum: 0, count: 0 };
+        this.series.set(key, s);
+      }
+      this.last = { method, route, status, series: s };
     }
     for (let i = 0; i < BUCKETS.length; i++) {
       if (seconds <= BUCKETS[i]!) {
@@ -55,6 +65,7 @@ export class RequestDurationHistogram {
 
   reset(): void {
     this.series.clear();
+    this.last = null;
   }
 }
 

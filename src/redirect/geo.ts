@@ -3,6 +3,7 @@ import ipaddr from 'ipaddr.js';
 import maxmind, { type AnonymousIPResponse, type AsnResponse, type CityResponse, type CountryResponse, type Reader } from 'maxmind';
 import { PROXY_TYPES } from '../visitor/visitor-profile.ts';
 import { AsnRanges, openAsnPaths, openCountryDbPath } from './open-geo-data.ts';
+import { Lru } from '../platform/lru.ts';
 import type { ProxyType } from '../visitor/visitor-profile.ts';
 
 export interface GeoFacts {
@@ -55,6 +56,9 @@ function packagedAsn(): Promise<AsnRanges | null> {
 
 /** Decoded records kept per database: a City record carries names in many languages, worth decoding once. */
 const RECORD_CACHE = { max: 10_000 };
+/** Addresses whose answer is remembered: the databases never change while open, and visitors come back. */
+const FACTS_CACHE_MAX = 10_000;
+const NO_FACTS: Readonly<GeoFacts> = Object.freeze({ country: null, region: null, city: null, asn: null, timezone: null, proxyType: null });
 
 /**
  * The MaxMind-format databases (GeoIP2/GeoLite2 City, ASN, Anonymous IP), each optional. Lookups are in-memory
@@ -66,6 +70,11 @@ export class GeoDatabases {
   private readonly anonymous: Reader<AnonymousIPResponse> | null;
   private readonly openCountry: Reader<CountryRecord> | null;
   private readonly openAsn: AsnRanges | null;
+  /**
+   * Answers by address. A lookup walks up to five databases and, for the open data, classifies the address first
+   * (ipaddr.js's range table, a few microseconds): per redirect, more than the rest of the visitor profile.
+   */
+  private readonly facts = new Lru<Readonly<GeoFacts>>(FACTS_CACHE_MAX);
 
   constructor(readers: {
     city: Reader<CityResponse> | null;
@@ -105,10 +114,22 @@ export class GeoDatabases {
     };
   }
 
-  /** What the databases know about a (valid, normalised) address; every field null without databases. */
-  lookup(ip: string | null): GeoFacts {
+  /**
+   * What the databases know about a (valid, normalised) address; every field null without databases. The answer
+   * is shared by every lookup of the address (frozen): copy it to change it.
+   */
+  lookup(ip: string | null): Readonly<GeoFacts> {
+    if (ip === null) return NO_FACTS;
+    let facts = this.facts.get(ip);
+    if (facts === undefined) {
+      facts = Object.freeze(this.find(ip));
+      this.facts.set(ip, facts);
+    }
+    return facts;
+  }
+
+  private find(ip: string): GeoFacts {
     const facts: GeoFacts = { country: null, region: null, city: null, asn: null, timezone: null, proxyType: null };
-    if (ip === null) return facts;
     const v6 = ip.includes(':');
     const city = find(this.city, ip, v6);
     if (city) {
@@ -119,7 +140,7 @@ export class GeoDatabases {
     }
     const asn = find(this.asn, ip, v6);
     if (asn && asn.autonomous_system_number > 0) facts.asn = asn.autonomous_system_number;
-    if ((this.openCountry !== null || this.openAsn !== null) && isPublicUnicast(ip)) {
+    if ((this.openCountry !== null || this.openAsn !== null) && isPublicUnicast(ip, v6)) {
       if (this.openCountry !== null) facts.country = countryCode(packagedCountryCode(find(this.openCountry, ip, v6)));
       if (this.openAsn !== null) facts.asn = this.openAsn.lookup(ip);
     }
@@ -133,11 +154,13 @@ export class GeoDatabases {
  * The open data is built from registry allocations, and places some reserved blocks (the documentation ranges
  * among them) in a country; only globally routable unicast addresses are looked up in it.
  */
-function isPublicUnicast(ip: string): boolean {
+function isPublicUnicast(ip: string, v6: boolean): boolean {
   try {
-    let address = ipaddr.parse(ip);
-    if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) address = (address as ipaddr.IPv6).toIPv4Address();
-    return address.range() === 'unicast';
+    // The family is known: `ipaddr.parse` would try IPv6 first (and throw, an Error with its stack, for every IPv4
+    // address) before parsing an IPv4 address twice, on every redirect.
+    if (!v6) return ipaddr.IPv4.parse(ip).range() === 'unicast';
+    const address = ipaddr.IPv6.parse(ip);
+    return (address.isIPv4MappedAddress() ? address.toIPv4Address() : address).range() === 'unicast';
   } catch {
     return false;
   }
@@ -186,7 +209,7 @@ export function edgeGeo(headers: IncomingHttpHeaders): GeoFacts {
  * when the header country agrees with the database's (or the database has none), so a visitor is never placed in
  * a city of another country. ASN and proxy type are independent facts and fill in on their own.
  */
-export function mergeGeo(database: GeoFacts, edge: GeoFacts): GeoFacts {
+export function mergeGeo(database: Readonly<GeoFacts>, edge: GeoFacts): GeoFacts {
   const merged = { ...database };
   if (merged.country === null || edge.country === null || edge.country === merged.country) {
     merged.country ??= edge.country;

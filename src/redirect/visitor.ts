@@ -71,7 +71,7 @@ export class VisitorProfiler {
     const userAgent = headers['user-agent'] ?? '';
     const agent = this.userAgent(userAgent);
     const dbGeo = this.geo.lookup(ip);
-    const geo: GeoFacts = trustEdge ? mergeGeo(dbGeo, edgeGeo(headers)) : dbGeo;
+    const geo: Readonly<GeoFacts> = trustEdge ? mergeGeo(dbGeo, edgeGeo(headers)) : dbGeo;
     const timezone = this.clock.validZone(geo.timezone);
     const { localHour, weekday } = this.clock.at(now, timezone);
     const bot = agent?.bot ?? null;

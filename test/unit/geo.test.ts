@@ -137,6 +137,19 @@ describe('GeoIP databases', () => {
     expect(geo.lookup(null)).to.deep.equal(nothing);
   });
 
+  it('answers an address seen before from its cache, the same facts each time, which an edge merge leaves alone', () => {
+    const first = geo.lookup('203.0.113.10');
+    const again = geo.lookup('203.0.113.10');
+    expect(again).to.equal(first);
+    expect(Object.isFrozen(again)).to.equal(true);
+    const merged = mergeGeo(again, { country: null, region: null, city: null, asn: 64500, timezone: null, proxyType: 'VPN' });
+    expect(merged).to.include({ country: 'DE', asn: 3320, proxyType: 'VPN' });
+    expect(geo.lookup('203.0.113.10')).to.include({ country: 'DE', asn: 3320, proxyType: null });
+    // Other addresses keep their own answers.
+    expect(geo.lookup('2001:db8:1::5')).to.include({ country: 'JP', city: 'Tokyo' });
+    expect(geo.lookup('198.51.100.2').proxyType).to.equal('TOR');
+  });
+
   it('works with any of the databases missing', async () => {
     const cityOnly = await GeoDatabases.open({ cityDb: join(dir, 'city.mmdb'), asnDb: null, anonymousDb: null });
     expect(cityOnly.lookup('198.51.100.1')).to.include({ country: 'US', asn: null, proxyType: null });
