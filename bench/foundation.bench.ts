@@ -15,7 +15,9 @@ export interface BenchOptions {
 
 export async function foundationBench(options: BenchOptions): Promise<Record<string, unknown>> {
   const [httpPort, koaPort, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
-  const database = await benchDatabase();
+  // BENCH_PROFILE=<dir>: the api and devdb write a CPU profile there when they stop.
+  const profile: Record<string, string> = process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {};
+  const database = await benchDatabase(profile);
   const mongoUri = database.uri;
   const children = [database.child];
   try {
@@ -32,7 +34,7 @@ export async function foundationBench(options: BenchOptions): Promise<Record<str
       await startChild(
         'src/main/run.ts',
         ['api'],
-        { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' },
+        { NODE_ENV: 'test', MONGODB_URI: mongoUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(apiPort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: natsPrefix(), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ...profile },
         `http://127.0.0.1:${apiPort}/readyz`,
       ),
     );

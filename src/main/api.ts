@@ -112,7 +112,8 @@ export function buildApi(infra: Infra): ApiService {
     defaultRateLimits: config.rateLimit,
   });
   keys.subscribe(bus);
-  const domains = new DomainDirectory(mongo.db, config.defaultShortDomain, config.shortLinkBaseUrl);
+  const domains = new DomainDirectory(mongo.db, config.defaultShortDomain, config.shortLinkBaseUrl, { hostsTtlMs: config.keyCacheTtlMs });
+  domains.subscribe(bus);
   const workspaces = new WorkspaceService({
     workspaces: stores.workspaces,
     partners: stores.partners,
