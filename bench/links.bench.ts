@@ -134,7 +134,7 @@ const DEEP_PAGES = 250;
 export async function linksBench(options: BenchOptions): Promise<Record<string, unknown>> {
   const apiPort = await freePort();
   // BENCH_PROFILE=<dir>: the api and devdb write a CPU profile there when they stop.
-  const profile: Record<string, string> = process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {};
+  const profile: Record<string, string> = process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE} --cpu-prof-interval=${process.env.BENCH_PROFILE_INTERVAL_US ?? 1000}` } : {};
   const database = await benchDatabase(profile);
   const mongoUri = database.uri;
   const children = [database.child];
