@@ -17,6 +17,8 @@ export interface Target {
   name: string;
   url: string;
   headers?: Record<string, string>;
+  /** The process answering: its CPU time per request is measured too (steadier than the rate on a shared machine). */
+  server?: ChildProcess;
 }
 
 export interface Sample {
@@ -26,6 +28,8 @@ export interface Sample {
   p99: number;
   errors: number;
   non2xx: number;
+  /** CPU µs of the target's `server` per request (absent without one). */
+  cpuUs?: number;
 }
 
 /** Every child a benchmark started and that has not exited: what the runner stops when it is interrupted. */
@@ -87,6 +91,7 @@ export async function stopChild(child: ChildProcess): Promise<void> {
 export { freePort };
 
 export async function load(target: Target, seconds: number, connections: number): Promise<Sample> {
+  const cpuBefore = target.server ? cpuSecondsOf(target.server) : 0;
   const result = await autocannon({
     url: target.url,
     connections,
@@ -100,6 +105,7 @@ export async function load(target: Target, seconds: number, connections: number)
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    ...(target.server ? { cpuUs: Math.round(((cpuSecondsOf(target.server) - cpuBefore) * 1e6) / Math.max(1, result.requests.total)) } : {}),
   };
 }
 
@@ -111,7 +117,7 @@ export async function interleaved(targets: Target[], rounds: number, seconds: nu
     for (const t of targets) {
       const s = await load(t, seconds, connections);
       samples.get(t.name)!.push(s);
-      console.error(`round ${round} ${t.name}: ${Math.round(s.rps)} req/s p99 ${s.p99} ms${s.non2xx || s.errors ? ` (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`);
+      console.error(`round ${round} ${t.name}: ${Math.round(s.rps)} req/s p99 ${s.p99} ms${s.cpuUs !== undefined ? ` cpu/request ${s.cpuUs} µs` : ''}${s.non2xx || s.errors ? ` (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`);
     }
   }
   return samples;
@@ -129,14 +135,20 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-export function summarise(samples: Map<string, Sample[]>): Array<{ target: string; rps: number; p50: number; p99: number; non2xx: number }> {
+export function summarise(samples: Map<string, Sample[]>): Array<{ target: string; rps: number; p50: number; p99: number; non2xx: number; cpu_us?: number }> {
   return [...samples].map(([target, s]) => ({
     target,
     rps: Math.round(median(s.map((x) => x.rps))),
     p50: median(s.map((x) => x.p50)),
     p99: median(s.map((x) => x.p99)),
     non2xx: s.reduce((n, x) => n + x.non2xx + x.errors, 0),
+    ...(s[0]?.cpuUs !== undefined ? { cpu_us: median(s.map((x) => x.cpuUs!)) } : {}),
   }));
+}
+
+/** The median over rounds of `b`'s CPU per request divided by `a`'s (how much of `b`'s efficiency `a` reaches). */
+export function pairedCpuMedian(a: Sample[], b: Sample[]): number {
+  return median(a.map((s, i) => b[i]!.cpuUs! / Math.max(1, s.cpuUs!)));
 }
 
 /** The median over rounds of `a`'s rate divided by `b`'s in the same round. */

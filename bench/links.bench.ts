@@ -134,7 +134,7 @@ const DEEP_PAGES = 250;
 export async function linksBench(options: BenchOptions): Promise<Record<string, unknown>> {
   const apiPort = await freePort();
   // BENCH_PROFILE=<dir>: the api and devdb write a CPU profile there when they stop.
-  const profile: Record<string, string> = process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {};
+  const profile: Record<string, string> = process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE} --cpu-prof-interval=${process.env.BENCH_PROFILE_INTERVAL_US ?? 1000}` } : {};
   const database = await benchDatabase(profile);
   const mongoUri = database.uri;
   const children = [database.child];
@@ -193,7 +193,7 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
       const copyStart = Date.now();
       await copyDatabase(mongoUri, baselineUri, 'linkplane_bench');
       console.error(`copied the database to the baseline's devdb in ${Math.round((Date.now() - copyStart) / 1000)} s`);
-      baselineApi = await startChild(join(baselineRoot, 'src/main/run.ts'), ['api'], { NODE_ENV: 'test', MONGODB_URI: baselineUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(baselinePort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: prefix, LOG_LEVEL: 'info' }, `http://127.0.0.1:${baselinePort}/readyz`);
+      baselineApi = await startChild(join(baselineRoot, 'src/main/run.ts'), ['api'], { NODE_ENV: 'test', MONGODB_URI: baselineUri, MONGODB_DB: 'linkplane_bench', API_PORT: String(baselinePort), HOST: '127.0.0.1', NATS_URL, NATS_PREFIX: prefix, LOG_LEVEL: 'info' }, `http://127.0.0.1:${baselinePort}/readyz`, 120_000);
       children.push(baselineApi);
     }
     // The floor under the list: node:http answering the first page's bytes, and Koa serialising the same document.
@@ -275,6 +275,7 @@ export async function linksBench(options: BenchOptions): Promise<Record<string, 
         rows.push(await run('baseline GET /v1/links?limit=50 (every link tagged)', { url: `http://127.0.0.1:${baselinePort}/v1/links?limit=50`, headers: tagged }, baselineApi));
       }
       rows.push(await run('POST /v1/links', { url: `${base}/links`, method: 'POST', headers, body: JSON.stringify({ url: 'https://example.com/new' }) }, api));
+      if (baselineRoot) rows.push(await run('baseline POST /v1/links', { url: `http://127.0.0.1:${baselinePort}/v1/links`, method: 'POST', headers, body: JSON.stringify({ url: 'https://example.com/new' }) }, baselineApi));
       rows.push(await bulkRun(bulkName));
       rows.push(await run(singleName, { url: `${base}/links`, method: 'POST', headers, body: JSON.stringify({ url: 'https://example.com/new' }), connections: SINGLE_CONNECTIONS }, api));
     }

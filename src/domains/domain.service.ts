@@ -129,12 +129,16 @@ export class DomainService {
       if (error instanceof DuplicateKeyError) throw new HostnameTakenError(name.hostname, error);
       throw error;
     }
+    // Every replica's list of our hostnames (src/links/domains.ts: destinations pointing back at one are refused)
+    // is read again: the new one counts from now on, whatever its status.
+    await this.d.bus?.publish({ kind: 'domain', id: doc._id, keys: [doc.hostname] });
     try {
       if ((await this.d.domains.count(workspaceId)) > limit) throw new QuotaExceededError('domains', limit);
       // With ACME the worker finds the new pending domain at its next round; there is no object to create.
       if (kube) await this.createObject(kube, doc);
     } catch (error) {
       await this.d.domains.delete(workspaceId, doc._id);
+      await this.d.bus?.publish({ kind: 'domain', id: doc._id, keys: [doc.hostname] });
       throw error;
     }
     return view(doc, this.d.tls ? null : undefined);

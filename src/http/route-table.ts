@@ -4,6 +4,7 @@ import type { ApiContext } from './context.ts';
 import { authorize, principalOf, type Requirement } from './auth.ts';
 import { bodyValidator, queryValidator } from './validation.ts';
 import { bodyOf } from './body.ts';
+import { Lru } from '../platform/lru.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -51,13 +52,39 @@ export function mount(router: Router<ApiContext['state']>, routes: readonly Rout
     const validateQuery = spec.query ? queryValidator(spec.query) : null;
     const validateBody = spec.body ? bodyValidator(spec.body) : null;
     const method = spec.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    router[method](spec.path, async (ctx) => {
+    // Not async: a handler that answers without waiting (GET /key) costs no promise of ours; what it (or a check
+    // here) throws reaches the error envelope all the same, through the router's dispatch.
+    router[method](spec.path, (ctx) => {
       const c = ctx as unknown as ApiContext;
       if (spec.auth) authorize(principalOf(c), spec.auth);
       // Query strings arrive as strings (or arrays when repeated); validators coerce and bound them.
       const query = validateQuery ? validateQuery({ ...c.query }) : {};
       const body = validateBody ? validateBody(bodyOf(c)) : undefined;
-      await spec.handler(c, { query, body, params: c.params });
+      return spec.handler(c, { query, body, params: c.params });
     });
   }
+}
+
+/** Paths (with their method) whose match `memoizeMatches` keeps. */
+const MATCHES_KEPT = 4096;
+
+/**
+ * Keeps the router's answer to "which layers match this path and method", so that a path asked again (`/v1/key`,
+ * `/v1/links`, a link read often) is not tested against every route's regular expression (over a hundred) each
+ * time. The answer depends on nothing else once the table is mounted (call this after the last `mount`); each caller
+ * gets arrays of its own, since the router stores them on the context. Bounded: paths made up by clients only churn
+ * the least recently used entries out.
+ */
+export function memoizeMatches(router: Router<ApiContext['state']>, maxEntries = MATCHES_KEPT): void {
+  const match = router.match.bind(router);
+  const kept = new Lru<ReturnType<typeof match>>(maxEntries);
+  router.match = (path: string, method: string) => {
+    const key = `${method} ${path}`;
+    let result = kept.get(key);
+    if (result === undefined) {
+      result = match(path, method);
+      kept.set(key, result);
+    }
+    return { path: [...result.path], pathAndMethod: [...result.pathAndMethod], route: result.route };
+  };
 }

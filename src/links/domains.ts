@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import type { CacheBus } from '../platform/cache-bus.ts';
 
 /** The id of the platform's own short domain, available to every workspace. */
 export const DEFAULT_DOMAIN_ID = 'dom_default';
@@ -14,14 +15,67 @@ export interface ResolvedDomain {
  * Which domains a workspace may put links on: the default short domain, and its own custom domains once active
  * (the Domains API and operator record those in `domains`). Also answers whether a URL points back at one of our
  * short domains, which would make a redirect loop.
+ *
+ * Subscribed to the cache bus (`subscribe`), it answers that question from memory: the hostnames of every domain
+ * record, read once and read again after any `domain` invalidation (a domain connected, changed or removed on any
+ * replica), after `all` (NATS reconnected: broadcasts may have been missed), and at most `hostsTtlMs` after the last
+ * read. Without a bus (tools), each question is one query, as before.
  */
 export class DomainDirectory {
   private readonly db: Db;
   private readonly defaultDomain: ResolvedDomain;
+  private readonly hostsTtlMs: number;
+  private cached = false;
+  /** Every domain record's hostname, when read since the last invalidation and within the TTL. */
+  private hosts: ReadonlySet<string> | null = null;
+  private hostsReadAt = 0;
+  /** The read under way, shared by the questions asked meanwhile; dropped by an invalidation. */
+  private reading: Promise<ReadonlySet<string>> | null = null;
+  /** Counts invalidations: a read that an invalidation overtook answers its own callers but is not kept. */
+  private generation = 0;
 
-  constructor(db: Db, defaultHostname: string, defaultBaseUrl: string) {
+  constructor(db: Db, defaultHostname: string, defaultBaseUrl: string, options: { hostsTtlMs?: number } = {}) {
     this.db = db;
     this.defaultDomain = { id: DEFAULT_DOMAIN_ID, hostname: defaultHostname.toLowerCase(), baseUrl: defaultBaseUrl };
+    this.hostsTtlMs = options.hostsTtlMs ?? 60_000;
+  }
+
+  /** Keeps the hostnames in memory (unless the TTL is 0), dropped on every `domain` and `all` invalidation. */
+  subscribe(bus: CacheBus): void {
+    // A TTL of 0 keeps nothing: a query per question, as without a bus.
+    this.cached = this.hostsTtlMs > 0;
+    bus.on((message) => {
+      if (message.kind === 'domain' || message.kind === 'all') this.forgetHosts();
+    });
+  }
+
+  private forgetHosts(): void {
+    this.generation++;
+    this.hosts = null;
+    this.reading = null;
+  }
+
+  /** Every domain record's hostname (any workspace, any status), from memory when fresh. */
+  private knownHosts(): ReadonlySet<string> | Promise<ReadonlySet<string>> {
+    if (this.hosts && Date.now() - this.hostsReadAt < this.hostsTtlMs) return this.hosts;
+    if (this.reading) return this.reading;
+    const generation = this.generation;
+    const reading = (async () => {
+      const docs = await this.db.collection<{ hostname: string }>('domains').find({}, { projection: { _id: 0, hostname: 1 } }).toArray();
+      const hosts = new Set(docs.map((d) => d.hostname));
+      if (generation === this.generation) {
+        this.hosts = hosts;
+        this.hostsReadAt = Date.now();
+      }
+      return hosts;
+    })();
+    this.reading = reading;
+    // Failed or done, the next question reads again (or finds `hosts`).
+    const settle = () => {
+      if (this.reading === reading) this.reading = null;
+    };
+    reading.then(settle, settle);
+    return reading;
   }
 
   get default(): ResolvedDomain {
@@ -48,6 +102,10 @@ export class DomainDirectory {
     const hosts = hostsOf(url);
     if (!hosts) return false;
     if (hosts.includes(this.defaultDomain.hostname)) return true;
+    if (this.cached) {
+      const known = await this.knownHosts();
+      return hosts.some((host) => known.has(host));
+    }
     const hit = await this.db.collection('domains').findOne({ hostname: { $in: hosts } }, { projection: { _id: 1 } });
     return hit !== null;
   }
@@ -57,7 +115,10 @@ export class DomainDirectory {
     const all = new Set<string>();
     for (const url of urls) for (const host of hostsOf(url) ?? []) if (host !== this.defaultDomain.hostname) all.add(host);
     const short = new Set<string>([this.defaultDomain.hostname]);
-    if (all.size > 0) {
+    if (all.size > 0 && this.cached) {
+      const known = await this.knownHosts();
+      for (const host of all) if (known.has(host)) short.add(host);
+    } else if (all.size > 0) {
       const hits = await this.db.collection<{ hostname: string }>('domains').find({ hostname: { $in: [...all] } }, { projection: { _id: 0, hostname: 1 } }).toArray();
       for (const hit of hits) short.add(hit.hostname);
     }

@@ -11,7 +11,7 @@ import { opsEndpoints } from '../http/ops.ts';
 import { challengeOnUnauthorized, chargeMore, gate } from '../http/gate.ts';
 import { jsonBody } from '../http/body.ts';
 import { idempotency } from '../http/idempotency.ts';
-import { mount, type RouteSpec } from '../http/route-table.ts';
+import { memoizeMatches, mount, type RouteSpec } from '../http/route-table.ts';
 import { fallback } from '../http/fallback.ts';
 import { InFlight, listen, type HttpServer } from '../platform/http-server.ts';
 import { NotFoundError } from '../platform/errors.ts';
@@ -112,7 +112,8 @@ export function buildApi(infra: Infra): ApiService {
     defaultRateLimits: config.rateLimit,
   });
   keys.subscribe(bus);
-  const domains = new DomainDirectory(mongo.db, config.defaultShortDomain, config.shortLinkBaseUrl);
+  const domains = new DomainDirectory(mongo.db, config.defaultShortDomain, config.shortLinkBaseUrl, { hostsTtlMs: config.keyCacheTtlMs });
+  domains.subscribe(bus);
   const workspaces = new WorkspaceService({
     workspaces: stores.workspaces,
     partners: stores.partners,
@@ -314,6 +315,7 @@ export function buildApi(infra: Infra): ApiService {
   );
   const v1 = new Router<ApiState>({ prefix: '/v1' });
   mount(v1, routes);
+  memoizeMatches(v1);
 
   // The dashboard: its sessions (/auth, outside /v1; only the password reset routes are in the OpenAPI document) and
   // its files (/dashboard).

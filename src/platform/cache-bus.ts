@@ -64,9 +64,39 @@ export class CacheBus {
     for (const h of this.handlers) h(message);
     try {
       this.nats.nc.publish(this.nats.subjects.cacheInvalidate, JSON.stringify(message));
-      await this.nats.nc.flush();
+      await this.flushed();
     } catch (error) {
       this.logger.error({ err: error, invalidation: message }, 'cache invalidation not broadcast');
     }
+  }
+
+  /** The flush under way, and the one that follows it for messages published after it was sent. */
+  private flushing: Promise<void> | null = null;
+  private following: Promise<void> | null = null;
+
+  /**
+   * Resolves once the server has everything published so far. A flush is a PING the server answers after the
+   * messages before it: concurrent publishers share one (a create per request would otherwise cost a round trip to
+   * NATS each). A message published while a flush is under way waits for the next one, sent after it.
+   */
+  private flushed(): Promise<void> {
+    if (this.following) return this.following;
+    if (!this.flushing) return this.startFlush();
+    const ignore = () => undefined;
+    this.following = this.flushing.then(ignore, ignore).then(() => {
+      this.following = null;
+      return this.startFlush();
+    });
+    return this.following;
+  }
+
+  private startFlush(): Promise<void> {
+    const flush = this.nats.nc.flush();
+    this.flushing = flush;
+    const done = () => {
+      if (this.flushing === flush) this.flushing = null;
+    };
+    flush.then(done, done);
+    return flush;
   }
 }

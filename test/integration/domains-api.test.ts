@@ -9,7 +9,9 @@ import { Tenants } from '../helpers/tenants.ts';
 import { callApi, type Json, type Reply } from '../helpers/http.ts';
 import { startKubeApiServer, type KubeApiServer, type KubeObject } from '../helpers/kube-apiserver.ts';
 import type { DomainDoc } from '../../src/domains/domain.store.ts';
-import type { Invalidation } from '../../src/platform/cache-bus.ts';
+import type { CacheBus, Invalidation } from '../../src/platform/cache-bus.ts';
+import { DomainDirectory } from '../../src/links/domains.ts';
+import { until } from '../helpers/wait.ts';
 import type { PlanLimits } from '../../src/tenancy/plans.ts';
 import { DomainListSchema, DomainSchema } from '../../src/domains/domain.schemas.ts';
 
@@ -29,6 +31,8 @@ describe('Domains API over HTTP', function () {
   let kube: KubeApiServer;
   let running: RunningApi;
   let clusterless: RunningApi;
+  /** Another replica of `running` (same database, same NATS prefix). */
+  let replica: RunningApi;
   let tenants: Tenants;
   const invalidations: Invalidation[] = [];
 
@@ -36,16 +40,16 @@ describe('Domains API over HTTP', function () {
     mongo = await startTestMongo();
     kube = await startKubeApiServer();
     const shared = { SHORT_LINK_BASE_URL: `https://${SHORT_HOST}`, PUBLIC_API_URL: 'https://api.linkplane.test' };
-    running = await startApi(
-      testEnv(mongo, {
-        ...shared,
-        DOMAINS_KUBE: 'kubeconfig',
-        KUBECONFIG: kube.kubeconfigFile(),
-        DOMAIN_NAMESPACE: NAMESPACE,
-        DOMAIN_CNAME_TARGET: 'ingress.linkplane.test',
-        DOMAIN_A_TARGETS: '203.0.113.10,203.0.113.11',
-      }),
-    );
+    const env = testEnv(mongo, {
+      ...shared,
+      DOMAINS_KUBE: 'kubeconfig',
+      KUBECONFIG: kube.kubeconfigFile(),
+      DOMAIN_NAMESPACE: NAMESPACE,
+      DOMAIN_CNAME_TARGET: 'ingress.linkplane.test',
+      DOMAIN_A_TARGETS: '203.0.113.10,203.0.113.11',
+    });
+    running = await startApi(env);
+    replica = await startApi(env);
     clusterless = await startApi(testEnv(mongo, { ...shared, DOMAINS_KUBE: 'off' }));
     running.infra.bus.on((message) => invalidations.push(message));
     tenants = await Tenants.open(mongo);
@@ -54,6 +58,7 @@ describe('Domains API over HTTP', function () {
   after(async () => {
     await tenants.close();
     await clusterless.stop();
+    await replica.stop();
     await running.stop();
     await kube.stop();
     await mongo.stop();
@@ -300,6 +305,53 @@ describe('Domains API over HTTP', function () {
       const status = doc.components.schemas.Domain!.properties.status!;
       expect(status.enum).to.deep.equal(['pending_verification', 'pending_ssl', 'active', 'error']);
       expect(status.description).to.contain('pending_ssl');
+    });
+  });
+
+  describe('links pointing at a connected domain (a redirect loop)', () => {
+    const loop = { path: 'url', message: 'points at a short-link domain (a redirect loop)' };
+
+    it('are refused on every replica once the domain is connected, and accepted again once it is removed', async () => {
+      const { key } = await aWorkspaceKey();
+      const hostname = uniqueHost();
+      const linkTo = (api: RunningApi) => call(key, 'POST', '/links', { url: `https://${hostname}/x` }, api);
+      // Both replicas have read our hostnames before this one is connected: nobody's short domain yet.
+      expect((await linkTo(running)).status).to.equal(201);
+      expect((await linkTo(replica)).status).to.equal(201);
+      const created = (await connect(key, hostname)).body;
+      // The replica that connected it knows at once; the other as soon as the broadcast reaches it.
+      const here = await linkTo(running);
+      expect(here.status).to.equal(422);
+      expect(here.body.error!.details).to.deep.include(loop);
+      const there = await until(async () => {
+        const res = await linkTo(replica);
+        return res.status === 422 ? res : false;
+      }, 10_000, 'the other replica refuses the new short domain');
+      expect(there.body.error!.details).to.deep.include(loop);
+      expect((await call(key, 'DELETE', `/domains/${String(created.id)}`)).status).to.equal(204);
+      expect((await linkTo(running)).status).to.equal(201);
+      await until(async () => (await linkTo(replica)).status === 201, 10_000, 'the other replica accepts the freed host again');
+    });
+
+    it('are checked against hostnames read again after every invalidation, `all` (a NATS reconnect) included', async () => {
+      const handlers: Array<(message: Invalidation) => void> = [];
+      const bus = { on: (handler: (message: Invalidation) => void) => handlers.push(handler) } as unknown as CacheBus;
+      const directory = new DomainDirectory(tenants.client.db(mongo.dbName), SHORT_HOST, `https://${SHORT_HOST}`);
+      directory.subscribe(bus);
+      const [first, second] = [uniqueHost(), uniqueHost()];
+      expect(await directory.isShortDomain(`https://${first}/a`)).to.equal(false);
+      // Written without a broadcast (a missed one): the hostnames held are those read before.
+      const record = (hostname: string) => docs().insertOne({ _id: `dom_${hostname}`, workspace_id: 'ws_other', hostname, status: 'active' } as unknown as DomainDoc);
+      await record(first);
+      expect(await directory.isShortDomain(`https://${first}/a`)).to.equal(false);
+      for (const h of handlers) h({ kind: 'all', id: '' });
+      expect(await directory.isShortDomain(`https://${first}/a`)).to.equal(true);
+      expect(await directory.shortDomainHosts([`https://${first}/a`])).to.satisfy((short: (url: string) => boolean) => short(`https://${first}/b`));
+      await record(second);
+      for (const h of handlers) h({ kind: 'domain', id: `dom_${second}`, keys: [second] });
+      expect(await directory.isShortDomain(`https://${second}:8443/a`)).to.equal(true);
+      expect(await directory.isShortDomain(`https://${SHORT_HOST}/a`)).to.equal(true);
+      expect(await directory.isShortDomain('https://example.com/a')).to.equal(false);
     });
   });
 
