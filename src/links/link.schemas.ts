@@ -287,7 +287,7 @@ export const LinkCountSchema = Type.Object(
 
 // A colour in a query string: `#` starts a URL's fragment, so it is sent as `%23`, or left out.
 const QrColor = (description: string) =>
-  Type.String({ pattern: '^#?[0-9a-fA-F]{6}$', description: `${description}: \`rrggbb\` hex, with or without a leading \`#\` (sent as \`%23\`)` });
+  Type.String({ pattern: '^#?[0-9a-fA-F]{6}$', description: `\`rrggbb\` hex (a leading \`#\` is allowed, sent as \`%23\`). ${description}` });
 
 export const QrQuerySchema = Type.Object(
   {
