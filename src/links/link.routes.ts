@@ -174,8 +174,9 @@ export function linkRoutes(links: LinkService, qrLogos: QrLogoService): RouteSpe
       tag: 'Links',
       summary: 'QR code of the short URL, PNG or SVG, with a preset, size, margin, colours, error correction and the workspace logo; cacheable (ETag)',
       description:
-        'Options override the preset (`medium` by default). The modules must be darker than the background with a WCAG contrast ratio of at ' +
-        'least 3:1 (422 `validation_failed` naming `color` otherwise), so that every code answered scans. `logo=true` draws the logo ' +
+        'Options override the preset (`medium` by default). The modules must be darker than the background, by a WCAG contrast ratio of at ' +
+        'least 3:1 and by 40 % in brightness as scanners see it (Rec. 709 luma of the sRGB values), else 422 `validation_failed` naming ' +
+        '`color`: every code answered scans. `logo=true` draws the logo ' +
         'uploaded with PUT /workspace/qr-logo in the centre, on a pad of the background colour covering at most 10 % of the symbol, and ' +
         'raises the error correction to at least Q; without an uploaded logo it is 409 `conflict`. The ETag is a hash of the image, so ' +
         'it changes with every option and with a new logo; `If-None-Match` with it answers 304.',

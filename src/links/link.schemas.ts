@@ -302,7 +302,7 @@ export const QrQuerySchema = Type.Object(
     })),
     color: Type.Optional(QrColor(
       'Colour of the modules, `000000` by default. It must be darker than `background` (inverted codes are refused: many scanners do not read ' +
-      'them) with a WCAG contrast ratio of at least 3:1, else 422 `validation_failed` naming `color`',
+      'them), by a WCAG contrast ratio of at least 3:1 and by 40 % in brightness (Rec. 709 luma of the sRGB values), else 422 `validation_failed`',
     )),
     background: Type.Optional(QrColor('Colour of the background and quiet zone, `ffffff` by default')),
     logo: StringEnum(['true', 'false'], {

@@ -24,6 +24,13 @@ export const QR_DEFAULT_BACKGROUND = '#ffffff';
  * the WCAG figure for small text; QR modules are large, so the 3:1 of large text and graphics applies.
  */
 export const QR_MIN_CONTRAST = 3;
+/**
+ * Least difference in brightness as scanners compute it: luma of the gamma-encoded sRGB values (Rec. 709 weights,
+ * which jsQR uses; ZXing's (R + 2G + B) / 4 is close), as a share of full scale. The WCAG ratio alone lets dark pairs
+ * through (#332f36 on #d117f8 is 3.2:1 but only 30 of 255 apart, and jsQR's binariser, like ZXing's, ignores
+ * differences under 24): 40 % keeps such pairs out and leaves room for what a camera loses.
+ */
+export const QR_MIN_LUMA_DIFFERENCE = 0.4;
 
 /**
  * With a logo the level is raised to at least Q, and the logo's pad (of the background colour, in the centre, a whole
@@ -106,6 +113,12 @@ export function relativeLuminance(hex: string): number {
   return 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5);
 }
 
+/** Brightness as a scanner binarises it, 0 to 1: Rec. 709 luma of the gamma-encoded channels. */
+export function scannerLuma(hex: string): number {
+  const channel = (at: number): number => Number.parseInt(hex.slice(at, at + 2), 16) / 255;
+  return 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5);
+}
+
 /** WCAG 2 contrast ratio, 1 to 21. */
 export function contrastRatio(a: string, b: string): number {
   const [light, dark] = [relativeLuminance(a), relativeLuminance(b)].sort((x, y) => y - x) as [number, number];
@@ -113,7 +126,8 @@ export function contrastRatio(a: string, b: string): number {
 }
 
 /**
- * Why a colour pair cannot be scanned, or null. Inverted codes (light modules on a dark background) are refused:
+ * Why a colour pair cannot be scanned, or null: the modules must be darker, by a WCAG ratio of QR_MIN_CONTRAST and
+ * by QR_MIN_LUMA_DIFFERENCE of brightness as scanners see it. Inverted codes (light modules on a dark background) are refused:
  * the standard allows them, but many phone scanners and most print-shop checkers read only dark-on-light.
  */
 export function qrColourProblem(color: string, background: string): string | null {
@@ -123,6 +137,10 @@ export function qrColourProblem(color: string, background: string): string | nul
   const ratio = contrastRatio(color, background);
   if (ratio < QR_MIN_CONTRAST) {
     return `the contrast of ${color} on ${background} is ${ratio.toFixed(2)}:1; at least ${QR_MIN_CONTRAST}:1 is needed to scan`;
+  }
+  const apart = scannerLuma(background) - scannerLuma(color);
+  if (apart < QR_MIN_LUMA_DIFFERENCE) {
+    return `${color} and ${background} are ${Math.round(apart * 100)} % apart in brightness; scanners need at least ${QR_MIN_LUMA_DIFFERENCE * 100} %`;
   }
   return null;
 }

@@ -747,7 +747,7 @@ export interface paths {
         };
         /**
          * QR code of the short URL, PNG or SVG, with a preset, size, margin, colours, error correction and the workspace logo; cacheable (ETag)
-         * @description Options override the preset (`medium` by default). The modules must be darker than the background with a WCAG contrast ratio of at least 3:1 (422 `validation_failed` naming `color` otherwise), so that every code answered scans. `logo=true` draws the logo uploaded with PUT /workspace/qr-logo in the centre, on a pad of the background colour covering at most 10 % of the symbol, and raises the error correction to at least Q; without an uploaded logo it is 409 `conflict`. The ETag is a hash of the image, so it changes with every option and with a new logo; `If-None-Match` with it answers 304.
+         * @description Options override the preset (`medium` by default). The modules must be darker than the background, by a WCAG contrast ratio of at least 3:1 and by 40 % in brightness as scanners see it (Rec. 709 luma of the sRGB values), else 422 `validation_failed` naming `color`: every code answered scans. `logo=true` draws the logo uploaded with PUT /workspace/qr-logo in the centre, on a pad of the background colour covering at most 10 % of the symbol, and raises the error correction to at least Q; without an uploaded logo it is 409 `conflict`. The ETag is a hash of the image, so it changes with every option and with a new logo; `If-None-Match` with it answers 304.
          *
          *     A workspace key (`lp_live_…`) with the scope `links:read`.
          */
@@ -6968,7 +6968,7 @@ export interface operations {
             query?: {
                 /** @description `rrggbb` hex (a leading `#` is allowed, sent as `%23`). Colour of the background and quiet zone, `ffffff` by default */
                 background?: string;
-                /** @description `rrggbb` hex (a leading `#` is allowed, sent as `%23`). Colour of the modules, `000000` by default. It must be darker than `background` (inverted codes are refused: many scanners do not read them) with a WCAG contrast ratio of at least 3:1, else 422 `validation_failed` naming `color` */
+                /** @description `rrggbb` hex (a leading `#` is allowed, sent as `%23`). Colour of the modules, `000000` by default. It must be darker than `background` (inverted codes are refused: many scanners do not read them), by a WCAG contrast ratio of at least 3:1 and by 40 % in brightness (Rec. 709 luma of the sRGB values), else 422 `validation_failed` */
                 color?: string;
                 /** @description Error-correction level (L 7 %, M 15 %, Q 25 %, H 30 % of the code recoverable); overrides the preset. With `logo=true` it is at least Q */
                 error_correction?: "L" | "M" | "Q" | "H";
