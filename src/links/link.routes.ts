@@ -2,7 +2,9 @@ import { route, type RouteSpec } from '../http/route-table.ts';
 import { workspaceOf } from '../http/auth.ts';
 import type { LinkService } from './link.service.ts';
 import type { LabelService } from './label.service.ts';
-import { renderQr } from './qr.ts';
+import { QR_DEFAULT_BACKGROUND, QR_DEFAULT_COLOR, qrColourProblem, renderQr } from './qr.ts';
+import type { QrLogoService } from './qr-logo.service.ts';
+import { ValidationError } from '../platform/errors.ts';
 import { LINK_EXPORT_COLUMNS } from './link.export.ts';
 import { Type } from '@sinclair/typebox';
 import {
@@ -33,7 +35,7 @@ import {
 const read = { kind: 'workspace', scope: 'links:read' } as const;
 const write = { kind: 'workspace', scope: 'links:write' } as const;
 
-export function linkRoutes(links: LinkService): RouteSpec[] {
+export function linkRoutes(links: LinkService, qrLogos: QrLogoService): RouteSpec[] {
   return [
     route({
       method: 'GET',
@@ -170,21 +172,40 @@ export function linkRoutes(links: LinkService): RouteSpec[] {
       path: '/links/:id/qr',
       operationId: 'getLinkQr',
       tag: 'Links',
-      summary: 'QR code of the short URL, PNG or SVG, with a preset and a size (64 to 2048 px); cacheable (ETag)',
+      summary: 'QR code of the short URL, PNG or SVG, with a preset, size, margin, colours, error correction and the workspace logo; cacheable (ETag)',
+      description:
+        'Options override the preset (`medium` by default). The modules must be darker than the background, by a WCAG contrast ratio of at ' +
+        'least 3:1 and by 40 % in brightness as scanners see it (Rec. 709 luma of the sRGB values), else 422 `validation_failed` naming ' +
+        '`color`: every code answered scans. `logo=true` draws the logo ' +
+        'uploaded with PUT /workspace/qr-logo in the centre, on a pad of the background colour covering at most 10 % of the symbol, and ' +
+        'raises the error correction to at least Q; without an uploaded logo it is 409 `conflict`. The ETag is a hash of the image, so ' +
+        'it changes with every option and with a new logo; `If-None-Match` with it answers 304.',
       auth: read,
       query: QrQuerySchema,
+      errors: ['conflict'],
       responses: [
         { status: 200, description: 'The QR code (PNG)', contentType: 'image/png' },
         { status: 200, description: 'The QR code (SVG)', contentType: 'image/svg+xml' },
         { status: 304, description: 'Not modified (If-None-Match matched the ETag)' },
       ],
       handler: async (ctx, { params, query }) => {
-        const link = await links.get(workspaceOf(ctx), params.id!);
+        const principal = workspaceOf(ctx);
+        const color = query.color === undefined ? undefined : hexColour(query.color);
+        const background = query.background === undefined ? undefined : hexColour(query.background);
+        const problem = qrColourProblem(color ?? QR_DEFAULT_COLOR, background ?? QR_DEFAULT_BACKGROUND);
+        // The field to change: the one given, or `color` when both (or neither) are.
+        if (problem !== null) throw new ValidationError([{ path: color === undefined && background !== undefined ? 'background' : 'color', message: problem }]);
+        const link = await links.get(principal, params.id!);
+        const logo = query.logo === 'true' ? await qrLogos.forRender(principal.workspace._id) : undefined;
         const image = await renderQr(link.short_url, {
           format: query.format,
           ...(query.size !== undefined ? { size: query.size } : {}),
           ...(query.preset !== undefined ? { preset: query.preset } : {}),
           ...(query.margin !== undefined ? { margin: query.margin } : {}),
+          ...(query.error_correction !== undefined ? { errorCorrectionLevel: query.error_correction } : {}),
+          ...(color !== undefined ? { color } : {}),
+          ...(background !== undefined ? { background } : {}),
+          ...(logo !== undefined ? { logo } : {}),
         });
         ctx.set('ETag', image.etag);
         ctx.set('Cache-Control', 'private, max-age=86400');
@@ -197,6 +218,11 @@ export function linkRoutes(links: LinkService): RouteSpec[] {
       },
     }),
   ];
+}
+
+/** `rrggbb` or `#rrggbb` (the schema's pattern) as `#rrggbb` in lower case. */
+function hexColour(value: string): string {
+  return `#${value.replace(/^#/, '').toLowerCase()}`;
 }
 
 export function labelRoutes(tags: LabelService, folders: LabelService): RouteSpec[] {

@@ -285,12 +285,32 @@ export const LinkCountSchema = Type.Object(
   { ...closed, $id: 'LinkCount' },
 );
 
+// A colour in a query string: `#` starts a URL's fragment, so it is sent as `%23`, or left out.
+const QrColor = (description: string) =>
+  Type.String({ pattern: '^#?[0-9a-fA-F]{6}$', description: `\`rrggbb\` hex (a leading \`#\` is allowed, sent as \`%23\`). ${description}` });
+
 export const QrQuerySchema = Type.Object(
   {
     format: StringEnum(['png', 'svg'], { default: 'png' }),
     size: Type.Optional(Integer(64, 2048, { description: 'Width and height in pixels; overrides the preset' })),
-    preset: Type.Optional(StringEnum(['small', 'medium', 'large', 'print'])),
-    margin: Type.Optional(Integer(0, 16, { description: 'Quiet zone, in modules' })),
+    preset: Type.Optional(StringEnum(['small', 'medium', 'large', 'print'], {
+      description: 'small: 128 px, margin 2, level M; medium (the default): 256 px, margin 4, level M; large: 512 px, margin 4, level Q; print: 1024 px, margin 4, level H',
+    })),
+    margin: Type.Optional(Integer(0, 16, { description: 'Quiet zone, in modules; overrides the preset' })),
+    error_correction: Type.Optional(StringEnum(['L', 'M', 'Q', 'H'], {
+      description: 'Error-correction level (L 7 %, M 15 %, Q 25 %, H 30 % of the code recoverable); overrides the preset. With `logo=true` it is at least Q',
+    })),
+    color: Type.Optional(QrColor(
+      'Colour of the modules, `000000` by default. It must be darker than `background` (inverted codes are refused: many scanners do not read ' +
+      'them), by a WCAG contrast ratio of at least 3:1 and by 40 % in brightness (Rec. 709 luma of the sRGB values), else 422 `validation_failed`',
+    )),
+    background: Type.Optional(QrColor('Colour of the background and quiet zone, `ffffff` by default')),
+    logo: StringEnum(['true', 'false'], {
+      default: 'false',
+      description:
+        "`true` draws the workspace's QR logo (PUT /workspace/qr-logo) in the centre, on a pad of the background colour covering at most 10 % of the " +
+        'symbol; the level is raised to Q if lower. 409 `conflict` when the workspace has no logo',
+    }),
   },
   closed,
 );

@@ -32,6 +32,8 @@ import { DomainDirectory } from '../links/domains.ts';
 import { LinkService } from '../links/link.service.ts';
 import { LabelService } from '../links/label.service.ts';
 import { labelRoutes, linkRoutes } from '../links/link.routes.ts';
+import { qrLogoRoutes } from '../links/qr-logo.routes.ts';
+import { QrLogoService } from '../links/qr-logo.service.ts';
 import { eventRoutes } from '../events/event.routes.ts';
 import { ClickStreams } from '../clicks/click-stream.ts';
 import { clickStreamRoutes } from '../clicks/click-stream.routes.ts';
@@ -170,6 +172,7 @@ export function buildApi(infra: Infra): ApiService {
     blocklist: config.linkBlocklist,
     exportSlots: stores.linkExportSlots,
   });
+  const qrLogos = new QrLogoService(stores.qrLogos);
   const tags = new LabelService(stores.tags, stores.links, 'tag');
   const folders = new LabelService(stores.folders, stores.links, 'folder');
   const webhooks = new WebhookService({
@@ -243,7 +246,8 @@ export function buildApi(infra: Infra): ApiService {
     ...keyRoutes(),
     ...workspaceRoutes(workspaces),
     ...ipListRoutes(ipLists),
-    ...linkRoutes(links),
+    ...linkRoutes(links, qrLogos),
+    ...qrLogoRoutes(qrLogos),
     ...labelRoutes(tags, folders),
     ...domainRoutes(customDomains),
     ...eventRoutes(stores.events),

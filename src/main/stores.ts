@@ -12,6 +12,7 @@ import { IdempotencyStore } from '../http/idempotency.store.ts';
 import { LinkStore } from '../links/link.store.ts';
 import { QuotaStore } from '../links/quota.store.ts';
 import { LabelStore } from '../links/label.store.ts';
+import { QrLogoStore } from '../links/qr-logo.store.ts';
 import { WebhookStore } from '../webhooks/webhook.store.ts';
 import { WebhookDeliveryStore } from '../webhooks/delivery.store.ts';
 import { ClickStore } from '../clicks/click.store.ts';
@@ -48,6 +49,8 @@ export class Stores {
   readonly quota: QuotaStore;
   readonly tags: LabelStore;
   readonly folders: LabelStore;
+  /** The workspace's QR logo, one document per workspace keyed by its id (no index beyond _id). */
+  readonly qrLogos: QrLogoStore;
   readonly webhooks: WebhookStore;
   readonly webhookDeliveries: WebhookDeliveryStore;
   readonly clicks: ClickStore;
@@ -99,6 +102,7 @@ export class Stores {
     this.quota = new QuotaStore(db);
     this.tags = new LabelStore(db, 'tags');
     this.folders = new LabelStore(db, 'folders');
+    this.qrLogos = new QrLogoStore(db);
     this.webhooks = new WebhookStore(db);
     this.webhookDeliveries = new WebhookDeliveryStore(db);
     this.clicks = new ClickStore(db);

@@ -112,6 +112,37 @@ describe('Dashboard links', function () {
     expect((await download).suggestedFilename()).to.equal('spring-qr.svg');
   });
 
+  it('styles the QR code: colours and the workspace logo uploaded on the Workspace screen, and the code still scans', async () => {
+    const image = page.getByRole('img', { name: 'QR code of the short link spring' });
+    const scanned = async (before: string | null): Promise<string | null> => {
+      // A new style is a new object URL; wait for it and for the image to be decoded.
+      await until(async () => (await image.getAttribute('src')) !== before && (await image.evaluate((img: { complete: boolean; naturalWidth: number }) => img.complete && img.naturalWidth > 0)), 10_000, 'the styled QR image');
+      const shot = PNG.sync.read(await image.screenshot());
+      return jsQR(new Uint8ClampedArray(shot.data), shot.width, shot.height, { inversionAttempts: 'dontInvert' })?.data ?? null;
+    };
+    let src = await image.getAttribute('src');
+    await page.locator('input[name="qr_color"]').fill('#1a237e');
+    expect(await scanned(src)).to.equal(shortUrl);
+    // Without an uploaded logo the api answers 409, shown in place of the image.
+    await page.getByLabel('With the workspace logo').check();
+    await page.getByRole('alert').filter({ hasText: 'no QR logo' }).waitFor();
+
+    const editor = page.url();
+    await page.goto(`${dashboard.apiUrl}${linkPath.replace(/\/links\/[^/]+$/, '/workspace')}`);
+    await page.getByText('No logo uploaded.').waitFor();
+    const logo = new PNG({ width: 64, height: 64 });
+    for (let i = 0; i < 64 * 64; i++) logo.data.set([200, 0, 0, 255], i * 4);
+    await page.getByLabel('Upload a QR logo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: PNG.sync.write(logo) });
+    await page.getByRole('status').filter({ hasText: 'QR logo saved.' }).waitFor();
+    await page.getByRole('img', { name: 'The workspace QR logo' }).waitFor();
+
+    await page.goto(editor);
+    await image.waitFor();
+    src = await image.getAttribute('src');
+    await page.getByLabel('With the workspace logo').check();
+    expect(await scanned(src)).to.equal(shortUrl);
+  });
+
   it('makes a tag and a folder from the editor, and the list filters by them', async () => {
     await page.goto(`${dashboard.apiUrl}${linkPath}`);
     await page.locator('summary', { hasText: 'Tags, folder and note' }).click();

@@ -7,6 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Type } from '@sinclair/typebox';
+import { PNG } from 'pngjs';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { testEnv } from '../helpers/env.ts';
 import { startApi, type RunningApi } from '../helpers/api.ts';
@@ -345,6 +346,11 @@ describe('OpenAPI document (spec part 9)', () => {
       for (const id of ['getPartnerAnalyticsSummary', 'getPartnerAnalyticsTimeseries', 'getPartnerAnalyticsBreakdown']) expect(operation(doc, id).tags).to.deep.equal(['Partner']);
       // Required query parameters of the endpoints that have some.
       const required: Record<string, string> = { '/analytics/breakdown': '?dimension=country', '/partner/analytics/breakdown': '?dimension=client' };
+      // GET /workspace/qr-logo answers 200 once the workspace has a logo.
+      const logo = PNG.sync.write(new PNG({ width: 16, height: 16 }));
+      const uploaded = await call('/v1/workspace/qr-logo', { method: 'PUT', headers: json(wsKey, 'openapi-qr-logo'), body: JSON.stringify({ content_type: 'image/png', data: logo.toString('base64') }) });
+      expect(uploaded.status).to.equal(200);
+      await expectMatches(doc, uploaded, documented(doc, 'putQrLogo', 200));
       for (const r of gets) {
         const keys = r.auth!.kind === 'any' ? [wsKey, partnerKey] : [r.auth!.kind === 'workspace' ? wsKey : partnerKey];
         for (const key of keys) {

@@ -375,8 +375,8 @@ describe('link schemas', () => {
     });
 
     it('the QR query gets format png; the event query limit 50', () => {
-      expect(expectValid(validateQrQuery, {})).to.deep.equal({ format: 'png' });
-      expect(expectValid(validateQrQuery, { size: '512', margin: '2' })).to.deep.equal({ format: 'png', size: 512, margin: 2 });
+      expect(expectValid(validateQrQuery, {})).to.deep.equal({ format: 'png', logo: 'false' });
+      expect(expectValid(validateQrQuery, { size: '512', margin: '2' })).to.deep.equal({ format: 'png', logo: 'false', size: 512, margin: 2 });
       expect(expectValid(validateEventQuery, {})).to.deep.equal({ limit: 50 });
     });
   });
@@ -627,10 +627,21 @@ describe('link schemas', () => {
       b('preset', 'print', 'Print'),
       b('margin', '0', '-1'),
       b('margin', '16', '17'),
+      b('error_correction', 'H', 'h'),
+      b('error_correction', 'L', 'X'),
+      b('color', '1a237e', 'red'),
+      b('color', '#1A237E', '#1a237'),
+      b('background', 'ffffff', 'fffffff'),
+      b('background', '#fff8e1', '##fff8e1'),
+      b('logo', 'true', 'yes'),
     ]);
 
+    it('defaults logo to false', () => {
+      expect(expectValid(validateQrQuery, {})).to.deep.equal({ format: 'png', logo: 'false' });
+    });
+
     it('refuses an unknown parameter', () => {
-      expectRejected(validateQrQuery, { color: 'red' }, 'color', 'is not an allowed property');
+      expectRejected(validateQrQuery, { fg: 'ff0000' }, 'fg', 'is not an allowed property');
     });
   });
 

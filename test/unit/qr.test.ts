@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
 import QRCode from 'qrcode';
-import { QR_PRESETS, QR_SIZE_MAX, QR_SIZE_MIN, clearQrCache, renderQr } from '../../src/links/qr.ts';
+import { QR_LOGO_SHARE, QR_MIN_CONTRAST, QR_PRESETS, QR_SIZE_MAX, QR_SIZE_MIN, clearQrCache, contrastRatio, logoPad, qrColourProblem, renderQr } from '../../src/links/qr.ts';
 import type { QrImage, QrOptions } from '../../src/links/qr.ts';
 
 // jsqr is a CommonJS bundle whose typings declare an ES default export; under NodeNext the default import is
@@ -433,6 +433,11 @@ describe('QR codes', () => {
       { preset: 'small', margin: 100 },
       { preset: 'huge' },
       { format: 'gif' },
+      { errorCorrectionLevel: 'X' },
+      { color: 'red' },
+      { background: '#fff' },
+      { color: '#aaaaaa' },
+      { color: '#ffffff', background: '#000000' },
     ] as unknown as Partial<QrOptions>[]) {
       it(`throws a RangeError for ${JSON.stringify(options, (_, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v))}`, async () => {
         const error = await rejection(renderQr(SHORT, { format: 'png', ...options }));
@@ -446,4 +451,124 @@ describe('QR codes', () => {
       }
     });
   });
+
+  describe('colours', () => {
+    it('computes WCAG contrast ratios', () => {
+      expect(contrastRatio('#000000', '#ffffff')).to.be.closeTo(21, 1e-9);
+      expect(contrastRatio('#ffffff', '#000000')).to.be.closeTo(21, 1e-9);
+      expect(contrastRatio('#777777', '#ffffff')).to.be.closeTo(4.48, 0.01);
+      expect(contrastRatio('#123456', '#123456')).to.equal(1);
+    });
+
+    it('refuses inverted pairs and pairs under 3:1, accepts the rest', () => {
+      expect(qrColourProblem('#000000', '#ffffff')).to.equal(null);
+      expect(qrColourProblem('#949494', '#ffffff')).to.equal(null); // 3.03:1
+      expect(qrColourProblem('#969696', '#ffffff')).to.match(/2\.9\d:1/);
+      expect(qrColourProblem('#ffffff', '#000000')).to.contain('darker');
+      expect(qrColourProblem('#808080', '#808080')).to.contain('darker');
+      // 3.2:1, yet only 30 of 255 apart as a scanner sees it.
+      expect(qrColourProblem('#332f36', '#d117f8')).to.match(/12 % apart in brightness/);
+    });
+
+    it('decodes every accepted pair among 200 random ones, dark on light only', async () => {
+      let seed = 20261202;
+      const random = (): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+      const hex = (): string => `#${Array.from({ length: 3 }, () => Math.floor(random() * 256).toString(16).padStart(2, '0')).join('')}`;
+      let accepted = 0;
+      while (accepted < 200) {
+        const [color, background] = [hex(), hex()];
+        if (qrColourProblem(color, background) !== null) continue;
+        accepted++;
+        expect(contrastRatio(color, background)).to.be.at.least(QR_MIN_CONTRAST);
+        const png = readPng(await renderQr(SHORT, { format: 'png', color, background }));
+        expect(jsQR(png.rgba, png.width, png.height, { inversionAttempts: 'dontInvert' })?.data, `${color} on ${background}`).to.equal(SHORT);
+      }
+    });
+  });
+
+  describe('logo', () => {
+    const noise = (side: number): Buffer => {
+      const png = new PNG({ width: side, height: side });
+      let seed = 99;
+      for (let i = 0; i < side * side; i++) {
+        seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+        const v = seed & 0x10000 ? 0 : 255;
+        png.data.fill(v, i * 4, i * 4 + 3);
+        png.data[i * 4 + 3] = 255;
+      }
+      return PNG.sync.write(png);
+    };
+    const solid = (rgb: [number, number, number]): Buffer => {
+      const png = new PNG({ width: 32, height: 32 });
+      for (let i = 0; i < 32 * 32; i++) png.data.set([...rgb, 255], i * 4);
+      return PNG.sync.write(png);
+    };
+    const logoOf = (data: Buffer, sha256: string, loads: { count: number } = { count: 0 }) => ({
+      sha256,
+      contentType: 'image/png' as const,
+      load: () => {
+        loads.count++;
+        return Promise.resolve(data);
+      },
+    });
+
+    it('centres an odd pad of at most 10 % of the symbol', () => {
+      for (let version = 1; version <= 40; version++) {
+        const count = 17 + 4 * version;
+        const { start, side } = logoPad(count);
+        expect(side % 2).to.equal(1);
+        expect(start * 2 + side).to.equal(count);
+        expect((side * side) / (count * count)).to.be.at.most(QR_LOGO_SHARE);
+      }
+    });
+
+    it('decodes with a noise logo (the worst case) at every version from 1 to 23, at Q and H', async function () {
+      this.timeout(60_000);
+      const logo = logoOf(noise(64), 'noise');
+      const versions = new Set<string>();
+      for (let length = 5; length <= 420; length += 15) {
+        const text = `https://lnk.example.com/${'aB3'.repeat(140).slice(0, length)}`;
+        for (const errorCorrectionLevel of ['Q', 'H'] as const) {
+          versions.add(`${errorCorrectionLevel}${QRCode.create(text, { errorCorrectionLevel }).version}`);
+          const png = readPng(await renderQr(text, { format: 'png', size: 800, errorCorrectionLevel, logo }));
+          expect(decode(png)?.data, `${text.length} characters at ${errorCorrectionLevel}`).to.equal(text);
+        }
+      }
+      expect(versions.size).to.be.above(30);
+    });
+
+    it('raises L and M to Q, keeps H', async () => {
+      const logo = logoOf(solid([200, 0, 0]), 'red');
+      const version = (level: 'L' | 'M' | 'Q' | 'H') => QRCode.create(SHORT, { errorCorrectionLevel: level }).version;
+      expect(version('L')).to.be.below(version('Q'));
+      for (const [asked, drawn] of [['L', 'Q'], ['M', 'Q'], ['Q', 'Q'], ['H', 'H']] as const) {
+        const decoded = decode(readPng(await renderQr(SHORT, { format: 'png', errorCorrectionLevel: asked, logo })));
+        expect(decoded?.version, asked).to.equal(version(drawn));
+      }
+    });
+
+    it('keys the cache by the logo hash: the same logo loads once, a new one is drawn afresh', async () => {
+      clearQrCache();
+      const loads = { count: 0 };
+      const red = await renderQr(SHORT, { format: 'png', size: 300, logo: logoOf(solid([200, 0, 0]), 'red', loads) });
+      expect((await renderQr(SHORT, { format: 'png', size: 300, logo: logoOf(solid([200, 0, 0]), 'red', loads) })).etag).to.equal(red.etag);
+      expect(loads.count).to.equal(1);
+      const green = await renderQr(SHORT, { format: 'png', size: 300, logo: logoOf(solid([0, 120, 0]), 'green', loads) });
+      expect(loads.count).to.equal(2);
+      expect(green.etag).not.to.equal(red.etag);
+      const centre = (png: Raster) => Array.from(png.rgba.subarray((150 * png.width + 150) * 4, (150 * png.width + 150) * 4 + 3));
+      expect(centre(readPng(red))).to.deep.equal([200, 0, 0]);
+      expect(centre(readPng(green))).to.deep.equal([0, 120, 0]);
+    });
+
+    it('does not cache a render whose logo could not be loaded', async () => {
+      clearQrCache();
+      const failing = { sha256: 'gone', contentType: 'image/png' as const, load: () => Promise.reject(new Error('replaced')) };
+      expect(await rejection(renderQr(SHORT, { format: 'svg', logo: failing }))).to.be.instanceOf(Error);
+      const svg = (await renderQr(SHORT, { format: 'svg', logo: logoOf(solid([1, 2, 3]), 'gone') })).body.toString('utf8');
+      expect(svg).to.contain('<image ').and.to.contain('href="data:image/png;base64,');
+      assertWellFormed(svg);
+    });
+  });
 });
+

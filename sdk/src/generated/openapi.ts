@@ -746,8 +746,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * QR code of the short URL, PNG or SVG, with a preset and a size (64 to 2048 px); cacheable (ETag)
-         * @description A workspace key (`lp_live_…`) with the scope `links:read`.
+         * QR code of the short URL, PNG or SVG, with a preset, size, margin, colours, error correction and the workspace logo; cacheable (ETag)
+         * @description Options override the preset (`medium` by default). The modules must be darker than the background, by a WCAG contrast ratio of at least 3:1 and by 40 % in brightness as scanners see it (Rec. 709 luma of the sRGB values), else 422 `validation_failed` naming `color`: every code answered scans. `logo=true` draws the logo uploaded with PUT /workspace/qr-logo in the centre, on a pad of the background colour covering at most 10 % of the symbol, and raises the error correction to at least Q; without an uploaded logo it is 409 `conflict`. The ETag is a hash of the image, so it changes with every option and with a new logo; `If-None-Match` with it answers 304.
+         *
+         *     A workspace key (`lp_live_…`) with the scope `links:read`.
          */
         get: operations["getLinkQr"];
         put?: never;
@@ -1598,6 +1600,36 @@ export interface paths {
          *     A workspace key (`lp_live_…`) with the scope `workspace:write`.
          */
         patch: operations["updateWorkspace"];
+        trace?: never;
+    };
+    "/workspace/qr-logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's QR logo; 404 when none is uploaded
+         * @description A workspace key (`lp_live_…`) with the scope `workspace:read`.
+         */
+        get: operations["getQrLogo"];
+        /**
+         * Upload the workspace's QR logo (PNG or JPEG, base64), replacing any earlier one
+         * @description The logo QR codes draw with `logo=true`. The type is read from the bytes and must match `content_type`; SVG is refused, as it can carry scripts. At most 100 KiB, each side 16 to 1024 pixels, and an image that decodes completely: otherwise 422 `validation_failed`. Codes drawn with the new logo get new ETags.
+         *
+         *     A workspace key (`lp_live_…`) with the scope `workspace:write`.
+         */
+        put: operations["putQrLogo"];
+        post?: never;
+        /**
+         * Remove the workspace's QR logo; codes asked for with `logo=true` then answer 409
+         * @description A workspace key (`lp_live_…`) with the scope `workspace:write`.
+         */
+        delete: operations["deleteQrLogo"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
 }
@@ -3202,6 +3234,24 @@ export interface components {
                 has_more: boolean;
                 next_cursor: string | null;
             };
+        };
+        QrLogo: {
+            bytes: number;
+            /**
+             * @description PNG or JPEG; it must be the type the bytes are. SVG is refused: it can carry scripts and external references
+             * @enum {string}
+             */
+            content_type: "image/png" | "image/jpeg";
+            /** @description The image, base64 */
+            data: string;
+            /** @description Pixels */
+            height: number;
+            /** @description Hex SHA-256 of the image; QR codes drawn with it change their ETag when it changes */
+            sha256: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Pixels */
+            width: number;
         };
         Refund: {
             amount: number;
@@ -6916,9 +6966,18 @@ export interface operations {
     getLinkQr: {
         parameters: {
             query?: {
+                /** @description `rrggbb` hex (a leading `#` is allowed, sent as `%23`). Colour of the background and quiet zone, `ffffff` by default */
+                background?: string;
+                /** @description `rrggbb` hex (a leading `#` is allowed, sent as `%23`). Colour of the modules, `000000` by default. It must be darker than `background` (inverted codes are refused: many scanners do not read them), by a WCAG contrast ratio of at least 3:1 and by 40 % in brightness (Rec. 709 luma of the sRGB values), else 422 `validation_failed` */
+                color?: string;
+                /** @description Error-correction level (L 7 %, M 15 %, Q 25 %, H 30 % of the code recoverable); overrides the preset. With `logo=true` it is at least Q */
+                error_correction?: "L" | "M" | "Q" | "H";
                 format?: "png" | "svg";
-                /** @description Quiet zone, in modules */
+                /** @description `true` draws the workspace's QR logo (PUT /workspace/qr-logo) in the centre, on a pad of the background colour covering at most 10 % of the symbol; the level is raised to Q if lower. 409 `conflict` when the workspace has no logo */
+                logo?: "true" | "false";
+                /** @description Quiet zone, in modules; overrides the preset */
                 margin?: number;
+                /** @description small: 128 px, margin 2, level M; medium (the default): 256 px, margin 4, level M; large: 512 px, margin 4, level Q; print: 1024 px, margin 4, level H */
                 preset?: "small" | "medium" | "large" | "print";
                 /** @description Width and height in pixels; overrides the preset */
                 size?: number;
@@ -6962,6 +7021,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -9892,6 +9952,123 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    getQrLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored logo */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QrLogo"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    putQrLogo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe. Scoped to the workspace or partner; the first answer (success or 4xx) to a key is replayed, with `Idempotent-Replayed: true`, for 24 hours to a request with the same method, path and body. The same key with another request is 409 `conflict`; a duplicate arriving while the first runs waits for its answer (409 after 10 s). A 5xx is not kept, so a retry runs again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description PNG or JPEG; it must be the type the bytes are. SVG is refused: it can carry scripts and external references
+                     * @enum {string}
+                     */
+                    content_type: "image/png" | "image/jpeg";
+                    /** @description The image, base64: at most 102400 bytes (100 KiB) decoded, each side 16 to 1024 pixels, and a complete image; otherwise 422 `validation_failed` naming `data` */
+                    data: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The stored logo */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QrLogo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    deleteQrLogo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe. Scoped to the workspace or partner; the first answer (success or 4xx) to a key is replayed, with `Idempotent-Replayed: true`, for 24 hours to a request with the same method, path and body. The same key with another request is 409 `conflict`; a duplicate arriving while the first runs waits for its answer (409 after 10 s). A 5xx is not kept, so a retry runs again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];

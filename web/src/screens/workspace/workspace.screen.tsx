@@ -10,6 +10,7 @@ import { capabilityList } from '../../components/capabilities.ts';
 import { UsageBar } from './usage-bar.tsx';
 import { UtmTemplates, WorkspaceIdentity } from './workspace-identity.tsx';
 import { WorkspaceNav } from './workspace-nav.tsx';
+import { QrLogoSettings } from './qr-logo.tsx';
 import type { WorkspaceProfile } from './workspace.types.ts';
 
 const number = new Intl.NumberFormat();
@@ -68,6 +69,7 @@ export default function WorkspaceScreen() {
           <WorkspaceIdentity profile={ws} canEdit={context.role === 'owner'} onSaved={profile.set} />
           <UtmTemplates profile={ws} canEdit={context.role === 'owner'} onSaved={profile.set} />
           <ConversionSettings profile={ws} canEdit={context.role === 'owner'} onSaved={profile.set} />
+          <QrLogoSettings workspaceId={ws.id} canEdit={context.role === 'owner'} />
         </>
       )}
     </Page>
