@@ -2,10 +2,13 @@
 // collection's own indexes from ClickStore.ensureIndexes) are inserted through the driver up to each size of
 // BENCH_DEVDB_SIZES (default 100k, 500k, 1M); at each, after a full garbage collection, the heap, the buffers outside
 // it and the process's RSS, and their growth per click. Then devdb is started again on that data folder: the time to
-// replay it and the memory it then holds. BENCH_DEVDB_HEAP_SNAPSHOT=<file> writes a heap snapshot at the first size.
+// replay it and the memory it then holds, in a process of its own (bench/devdb-start.ts). BENCH_DEVDB_HEAP_SNAPSHOT=<file>
+// writes a heap snapshot at the first size; BENCH_DEVDB_DATA_DIR=<empty folder> keeps the data folder there.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { MongoClient } from 'mongodb';
@@ -46,13 +49,13 @@ function perClick(now: Memory, base: Memory, clicks: number): Record<string, num
 export async function devdbMemoryBench(_options: BenchOptions): Promise<Record<string, unknown>> {
   const sizes = (process.env.BENCH_DEVDB_SIZES ?? '100000,500000,1000000').split(',').map(Number);
   const snapshotFile = process.env.BENCH_DEVDB_HEAP_SNAPSHOT;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'linkplane-devdb-memory-'));
+  const dataDir = process.env.BENCH_DEVDB_DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'linkplane-devdb-memory-'));
   const now = Date.now();
   const expireAt = new Date(now + 30 * 86_400_000);
   try {
     const base = memory();
-    let devdb = await startDevDb({ port: 0, dataDir });
-    let client = new MongoClient(devdb.uri);
+    const devdb = await startDevDb({ port: 0, dataDir });
+    const client = new MongoClient(devdb.uri);
     await client.connect();
     const store = new ClickStore(client.db('linkplane'));
     await store.ensureIndexes();
@@ -74,22 +77,14 @@ export async function devdbMemoryBench(_options: BenchOptions): Promise<Record<s
     await devdb.stop();
 
     const journalMb = fs.readdirSync(dataDir).reduce((n, f) => n + fs.statSync(path.join(dataDir, f)).size, 0) / MB;
-    const baseRestart = memory();
-    const restartStarted = performance.now();
-    let replay: Record<string, unknown> | undefined;
-    devdb = await startDevDb({ port: 0, dataDir, log: (msg, fields) => msg === 'devdb: journal replayed' && (replay = fields) });
-    const startMs = Math.round(performance.now() - restartStarted);
-    const afterRestart = perClick(memory(), base, done);
-    client = new MongoClient(devdb.uri);
-    const count = await client.db('linkplane').collection('clicks').countDocuments();
-    const latest = await client.db('linkplane').collection('clicks').find({ workspace_id: 'ws_bench1aaaaaaaaaaaaaaa' }).sort({ ts: -1 }).limit(50).toArray();
-    await client.close();
-    await devdb.stop();
-    if (count !== done || latest.length !== 50) throw new Error(`after restart: ${count} clicks, ${latest.length} latest`);
-    const restart = { start_ms: startMs, journal_mb: Math.round(journalMb), replay, ...afterRestart, before_start_rss_mb: Math.round(baseRestart.rss / MB) };
+    // In a process of its own: this one still holds what the first devdb and the driver allocated.
+    const child = spawnSync(process.execPath, [fileURLToPath(new URL('./devdb-start.ts', import.meta.url)), dataDir], { encoding: 'utf8' });
+    if (child.status !== 0) throw new Error(`devdb-start: ${child.stderr}`);
+    const restart: Record<string, unknown> = { journal_mb: Math.round(journalMb), ...(JSON.parse(child.stdout) as Record<string, unknown>) };
+    if (restart.clicks !== done || restart.latest_50 !== 50) throw new Error(`after restart: ${JSON.stringify(restart)}`);
     console.error(`devdb-memory: restart ${JSON.stringify(restart)}`);
     return { base_rss_mb: Math.round(base.rss / MB), stored, restart };
   } finally {
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (!process.env.BENCH_DEVDB_DATA_DIR) fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
