@@ -24,6 +24,23 @@ const BTree = sortedBTree.default;
 const { bulkLoad } = bulkLoadModule;
 type Tree = InstanceType<typeof BTree<Key, undefined>>;
 
+/** A node of sorted-btree, as far as shareValues reads it. */
+interface TreeNode {
+  values: unknown[];
+  children?: TreeNode[];
+}
+
+/**
+ * The one array of values every leaf of a tree built by set() with no values shares (sorted-btree's own, which its
+ * nodes recognise): bulkLoad gives each leaf an array of its own, 8 bytes per key.
+ */
+const SHARED_VALUES = (new (sortedBTree as unknown as { BNode: new () => TreeNode }).BNode()).values;
+
+function shareValues(node: TreeNode): void {
+  if (node.children) for (const child of node.children) shareValues(child);
+  else node.values = SHARED_VALUES;
+}
+
 /** Positions before and after every key, for range starts: they compare below or above any value. */
 export const LOW = Symbol('low');
 export const HIGH = Symbol('high');
@@ -244,6 +261,7 @@ export class Index {
     for (let i = 0; i < keys.length; i++) if (n === 0 || compare(keys[n - 1]!, keys[i]!) !== 0) keys[n++] = keys[i]!;
     keys.length = n;
     this.tree = bulkLoad<Key, undefined>(keys, new Array<undefined>(n).fill(undefined), this.tree.maxNodeSize, compare);
+    shareValues((this.tree as unknown as { _root: TreeNode })._root);
   }
 
   /** The top-level fields this index's keys and partial filter read, or undefined when it may read any. */
