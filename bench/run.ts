@@ -16,6 +16,7 @@ import { allInOneBench } from './all-in-one.bench.ts';
 import { conversionsBench } from './conversions.bench.ts';
 import { analyticsBench } from './analytics.bench.ts';
 import { devdbBench } from './devdb.bench.ts';
+import { devdbMemoryBench } from './devdb-memory.bench.ts';
 
 const options = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
@@ -34,6 +35,7 @@ const benches: Record<string, (o: typeof options) => Promise<Record<string, unkn
   conversions: conversionsBench,
   analytics: analyticsBench,
   devdb: devdbBench,
+  'devdb-memory': devdbMemoryBench,
 };
 
 async function cleanUp(): Promise<void> {

@@ -24,7 +24,7 @@ export interface Config {
   /** Log bytes held while stdout is not being read; beyond, lines are dropped and counted. */
   readonly logBufferMaxBytes: number;
   readonly mongo: { readonly uri: string | null; readonly db: string };
-  readonly devdb: { readonly port: number; readonly dataDir: string | null; readonly youngGenerationMb: number };
+  readonly devdb: { readonly port: number; readonly dataDir: string | null; readonly youngGenerationMb: number; readonly cacheMb: number };
   readonly nats: {
     /** NATS_URL as given, normalised: one server, or several comma-separated (the members of a cluster). */
     readonly url: string;
@@ -432,6 +432,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       port: r.int('DEVDB_PORT', 27017, 0, PORT_MAX),
       dataDir: r.optional('DEVDB_DATA_DIR') ?? (process === 'all-in-one' ? '.data/devdb' : null),
       youngGenerationMb: r.int('DEVDB_YOUNG_GENERATION_MB', 256, 16, 4096),
+      cacheMb: r.int('DEVDB_CACHE_MB', 64, 0, 65536),
     },
     nats: {
       url: natsServers.join(','),

@@ -8,6 +8,7 @@ import { CommandError } from './errors.ts';
 import { defaultIndexName, formatKeyValue, Index, sameOptions, type IndexSpec, type Key } from './indexes.ts';
 import { orderedPlan, plan, rangePlan, type OrderedPlan } from './planner.ts';
 import { projectRaw, rawProjection, rawStringId } from './raw-read.ts';
+import { BytesCache, Segment } from './storage.ts';
 import { snapshots, trimHistory, type Superseded, type Versioned } from './snapshots.ts';
 import { decodeDoc, decodeView, encodeDoc, keyOf, promoteDoc, type Doc } from './values.ts';
 
@@ -31,7 +32,7 @@ class ViewCache {
     if (hit !== undefined) return hit;
     const view = this.old.get(entry) ?? decodeView(entry.raw);
     this.young.set(entry, view);
-    this.youngBytes += entry.raw.length;
+    this.youngBytes += entry.size;
     if (this.youngBytes > this.generationBytes) {
       this.old = this.young;
       this.young = new Map();
@@ -43,12 +44,23 @@ class ViewCache {
 
 const views = new ViewCache(8 * 1024 * 1024);
 
+/** The bytes of stored versions lately read or written (storage.ts); DevDbOptions.cacheMb sets its size. */
+const hot = new BytesCache<Entry>(64 * 1024 * 1024);
+
+/** Sets the size of the cache of stored documents' bytes (storage.ts), dropping what it holds. */
+export function setBytesCacheSize(bytes: number): void {
+  hot.resize(bytes);
+}
+
 export class Entry {
   readonly id: string;
-  /** The document as BSON. */
-  readonly raw: Uint8Array;
   /** Global write sequence at which this version was stored; transactions detect conflicts with it. */
   readonly version: number;
+  /** The length of the document's BSON. */
+  readonly size: number;
+  /** The BSON itself until the version is in the journal; then the journal file that holds it, at `offset`. */
+  private store: Uint8Array | Segment;
+  private offset: number;
   /**
    * An earlier stored version whose index keys this one shares (a raw update that changed no indexed field, see
    * raw-update.ts): replacing that version by this one leaves every index as it is.
@@ -59,10 +71,48 @@ export class Entry {
 
   constructor(id: string, raw: Uint8Array, version: number, fresh?: Doc, sameKeysAs?: Entry) {
     this.id = id;
-    this.raw = raw;
     this.version = version;
+    this.size = raw.length;
+    this.store = raw;
+    this.offset = 0;
     this.fresh = fresh;
     this.sameKeysAs = sameKeysAs;
+  }
+
+  /** A version read from the journal: `size` bytes at `offset` of `segment`, not read until asked for. */
+  static stored(id: string, segment: Segment, offset: number, size: number): Entry {
+    const entry = new Entry(id, EMPTY, ++sequence);
+    (entry as { size: number }).size = size;
+    entry.store = segment;
+    entry.offset = offset;
+    return entry;
+  }
+
+  /** The document as BSON: shared, never to be changed. */
+  get raw(): Uint8Array {
+    const store = this.store;
+    if (!(store instanceof Segment)) return store;
+    let bytes = hot.get(this);
+    if (bytes === undefined) {
+      bytes = store.read(this.offset, this.size);
+      hot.set(this, bytes);
+    }
+    return bytes;
+  }
+
+  /** The BSON without passing through the cache: a pass over every document (index builds, compaction). */
+  rawUncached(): Uint8Array {
+    const store = this.store;
+    if (!(store instanceof Segment)) return store;
+    return hot.get(this) ?? store.read(this.offset, this.size);
+  }
+
+  /** The version is now at `offset` of the journal file `segment`: its bytes are read from there when not cached. */
+  placed(segment: Segment, offset: number): void {
+    const store = this.store;
+    if (!(store instanceof Segment)) hot.set(this, store);
+    this.store = segment;
+    this.offset = offset;
   }
 
   /** The stored document with its BSON numeric wrappers (Long, integral Double, Decimal128): a private copy. */
@@ -75,6 +125,11 @@ export class Entry {
     return this.fresh ?? views.get(this);
   }
 
+  /** The document's `_id` as queries see it (a string `_id` without reading the document). */
+  get idValue(): unknown {
+    return this.id.startsWith('"') ? (JSON.parse(this.id) as string) : this.view._id;
+  }
+
   /** The same document at a new place in the write sequence (a transaction's write, as it commits). */
   restamp(): Entry {
     return new Entry(this.id, this.raw, ++sequence, this.fresh);
@@ -85,6 +140,8 @@ export class Entry {
     this.fresh = undefined;
   }
 }
+
+const EMPTY = new Uint8Array(0);
 
 let sequence = 0;
 
@@ -141,12 +198,12 @@ export function rawEntry(old: Entry, raw: Uint8Array, fields: ReadonlySet<string
 }
 
 /**
- * An entry for stored BSON bytes (read from the journal): `raw` is kept, so it must not be a view of a larger buffer.
- * A string `_id` is read from the bytes; the document is decoded only for any other.
+ * The canonical `_id` of stored BSON bytes (read from the journal), which are not kept: a string `_id` is read from
+ * the bytes; the document is decoded only for any other.
  */
-export function entryFromBytes(raw: Uint8Array): Entry {
+export function idOfBytes(raw: Uint8Array): string {
   const id = rawStringId(raw);
-  return new Entry(id === undefined ? keyOf(decodeView(raw)._id) : keyOf(id), raw, ++sequence);
+  return id === undefined ? keyOf(decodeView(raw)._id) : keyOf(id);
 }
 
 /** Candidates in a sort's order; `covered`: each of them matches the filter (the index walk answered all of it). */
@@ -380,8 +437,9 @@ export class Collection implements Versioned {
     const keys = indexes.map((): Key[] => []);
     const takers = keys.map((list) => (key: Key) => list.push(key));
     for (const entry of this.docs.values()) {
-      const projected = projection && projectRaw(entry.raw, projection);
-      const view = decodeView(projected ?? entry.raw);
+      const raw = entry.rawUncached();
+      const projected = projection && projectRaw(raw, projection);
+      const view = decodeView(projected ?? raw);
       for (let i = 0; i < indexes.length; i++) indexes[i]!.keysOf(entry.id, view, takers[i]!);
     }
     for (let i = 0; i < indexes.length; i++) indexes[i]!.load(keys[i]!);

@@ -1,6 +1,7 @@
 // devdb: a MongoDB wire-protocol server over mingo for development and tests, driven by the
 // official driver unchanged. Never the production store: it only binds loopback addresses.
 import { Catalog } from './catalog.ts';
+import { setBytesCacheSize } from './collection.ts';
 import type { ServerState } from './commands/index.ts';
 import { Cursors } from './cursors.ts';
 import { Persistence, type JournalOptions } from './persistence.ts';
@@ -15,6 +16,11 @@ export interface DevDbOptions {
   /** The journal's fsync policy and compaction threshold (see persistence.ts). */
   journal?: JournalOptions;
   ttlIntervalMs?: number;
+  /**
+   * With a data folder, stored documents are read back from the journal file; this many MiB of the ones read or
+   * written lately are kept in memory (storage.ts). Default 64.
+   */
+  cacheMb?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -35,6 +41,7 @@ export async function startDevDb(options: DevDbOptions = {}): Promise<DevDb> {
   }
   const host = requestedHost === 'localhost' ? '127.0.0.1' : requestedHost;
   const log: Logger = options.log ?? (() => {});
+  setBytesCacheSize((options.cacheMb ?? 64) * 1024 * 1024);
   const persistence = options.dataDir ? new Persistence(options.dataDir, log, options.journal) : undefined;
   const catalog = new Catalog((change) => persistence?.record(change));
   persistence?.load(catalog);

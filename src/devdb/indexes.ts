@@ -24,6 +24,23 @@ const BTree = sortedBTree.default;
 const { bulkLoad } = bulkLoadModule;
 type Tree = InstanceType<typeof BTree<Key, undefined>>;
 
+/** A node of sorted-btree, as far as shareValues reads it. */
+interface TreeNode {
+  values: unknown[];
+  children?: TreeNode[];
+}
+
+/**
+ * The one array of values every leaf of a tree built by set() with no values shares (sorted-btree's own, which its
+ * nodes recognise): bulkLoad gives each leaf an array of its own, 8 bytes per key.
+ */
+const SHARED_VALUES = (new (sortedBTree as unknown as { BNode: new () => TreeNode }).BNode()).values;
+
+function shareValues(node: TreeNode): void {
+  if (node.children) for (const child of node.children) shareValues(child);
+  else node.values = SHARED_VALUES;
+}
+
 /** Positions before and after every key, for range starts: they compare below or above any value. */
 export const LOW = Symbol('low');
 export const HIGH = Symbol('high');
@@ -35,6 +52,36 @@ function fieldKey(v: unknown): string {
   return v === EMPTY_ARRAY ? 'u' : keyOf(v);
 }
 
+/**
+ * A date as an index key holds it: its time alone. A Date object takes over 100 bytes, and a stored click has two in
+ * its keys (its time and its expiry). Only index keys hold these; comparisons treat them as the Date they stand for.
+ */
+class KeyDate {
+  readonly time: number;
+  constructor(time: number) {
+    this.time = time;
+  }
+}
+
+/** The last Date turned into a KeyDate: a document's indexes read the same Date (a click's time, in two of them). */
+let lastDate: Date | undefined;
+let lastKeyDate: KeyDate | undefined;
+
+/** A value as an index key stores it: a short string shared (intern), a Date as a KeyDate. */
+function keyValue(v: unknown): unknown {
+  if (!(v instanceof Date)) return intern(v);
+  const time = v.getTime();
+  if (v !== lastDate || lastKeyDate!.time !== time) {
+    lastDate = v;
+    lastKeyDate = new KeyDate(time);
+  }
+  return lastKeyDate;
+}
+
+function timeOf(v: unknown): number | undefined {
+  return v instanceof KeyDate ? v.time : v instanceof Date ? v.getTime() : undefined;
+}
+
 /** MongoDB's order, with NaN below every other number so that the order stays total. */
 export function compareIndexValues(a: unknown, b: unknown): number {
   if (typeof a === 'number' && typeof b === 'number') {
@@ -43,12 +90,10 @@ export function compareIndexValues(a: unknown, b: unknown): number {
     return a < b ? -1 : a > b ? 1 : 0;
   }
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
-  if (a instanceof Date && b instanceof Date) {
-    const x = a.getTime();
-    const y = b.getTime();
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
-  return compareValues(a, b);
+  const x = timeOf(a);
+  const y = timeOf(b);
+  if (x !== undefined && y !== undefined) return x < y ? -1 : x > y ? 1 : 0;
+  return compareValues(x === undefined ? a : new Date(x), y === undefined ? b : new Date(y));
 }
 
 function compareKeys(a: Key, b: Key, dirs: readonly number[]): number {
@@ -92,7 +137,8 @@ export type KeysetClass = 'string' | 'date';
 /** Strings and dates only: each is one run of the index order, and none has a value its comparisons leave out. */
 export function keysetClass(v: unknown): KeysetClass | undefined {
   if (typeof v === 'string') return 'string';
-  if (v instanceof Date && !Number.isNaN(v.getTime())) return 'date';
+  const time = timeOf(v);
+  if (time !== undefined && !Number.isNaN(time)) return 'date';
   return undefined;
 }
 
@@ -198,7 +244,7 @@ export class Index {
     for (const combo of Index.combos(perField)) {
       // Sized once: a push() grows an array's storage by half plus 16 slots, most of a stored key's memory.
       const key: Key = new Array<unknown>(combo.length + 1);
-      for (let i = 0; i < combo.length; i++) key[i] = intern(combo[i]);
+      for (let i = 0; i < combo.length; i++) key[i] = keyValue(combo[i]);
       key[combo.length] = id;
       take(key);
     }
@@ -215,6 +261,7 @@ export class Index {
     for (let i = 0; i < keys.length; i++) if (n === 0 || compare(keys[n - 1]!, keys[i]!) !== 0) keys[n++] = keys[i]!;
     keys.length = n;
     this.tree = bulkLoad<Key, undefined>(keys, new Array<undefined>(n).fill(undefined), this.tree.maxNodeSize, compare);
+    shareValues((this.tree as unknown as { _root: TreeNode })._root);
   }
 
   /** The top-level fields this index's keys and partial filter read, or undefined when it may read any. */

@@ -30,9 +30,10 @@ import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
 import { Binary, deserialize, serialize } from 'bson';
 import type { Catalog, Change } from './catalog.ts';
-import { entryFromBytes, makeEntry, type Collection } from './collection.ts';
+import { Entry, idOfBytes, makeEntry, type Collection } from './collection.ts';
 import type { IndexSpec } from './indexes.ts';
 import type { Logger } from './server.ts';
+import { Segment } from './storage.ts';
 import { keyOf, normalizeIncoming, promote, type Doc } from './values.ts';
 
 export type FsyncPolicy = 'always' | 'interval';
@@ -81,6 +82,21 @@ function record(parts: Uint8Array[]): Buffer {
   return Buffer.concat([header, body]);
 }
 
+/**
+ * A record and the documents it stores: `entries[i]`'s bytes start `offsets[i]` bytes into the record. Once the
+ * record is in a journal file, each entry is pointed at its place there (Entry.placed).
+ */
+interface Placed {
+  rec: Buffer;
+  entries: Entry[];
+  offsets: number[];
+}
+
+/** Points each entry of records written at `start` of `segment`'s file at its bytes there. */
+function place(segment: Segment, start: number, entries: readonly Entry[], offsets: readonly number[]): void {
+  for (let i = 0; i < entries.length; i++) entries[i]!.placed(segment, start + offsets[i]!);
+}
+
 function writeAll(fd: number, buf: Uint8Array): void {
   let off = 0;
   while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off);
@@ -119,11 +135,17 @@ export class Persistence {
   private syncing = false;
   private readonly closeAfterSync: number[] = [];
   private pending: Uint8Array[] = [];
+  /** The body length of the pending record, and the documents in it with their offsets in the record. */
+  private pendingBytes = 0;
+  private pendingEntries: Entry[] = [];
+  private pendingOffsets: number[] = [];
+  /** The journal file being appended to, read back for the documents it holds (storage.ts). */
+  private segment: Segment | undefined;
   /** Serialized size of the live documents per collection. */
   private readonly live = new Map<string, number>();
   private readonly headers = new Map<string, Uint8Array>();
   private readonly replayHeaders = new Map<string, Doc>();
-  private compaction: { tail: Buffer[]; done: Promise<void> } | undefined;
+  private compaction: { tail: Placed[]; done: Promise<void> } | undefined;
   private readonly timer: NodeJS.Timeout;
 
   constructor(dir: string, log: Logger, options: JournalOptions = {}) {
@@ -173,7 +195,7 @@ export class Persistence {
         for (const file of legacy) fs.rmSync(file, { force: true });
       } else {
         this.generation = newest;
-        this.replay(this.fileFor(newest));
+        this.segment = this.replay(this.fileFor(newest));
         for (const coll of catalog.all()) coll.buildIndexes();
         // Superseded by `newest`, which is only ever renamed into place once complete.
         for (const g of generations.slice(0, -1)) fs.rmSync(this.fileFor(g), { force: true });
@@ -190,7 +212,9 @@ export class Persistence {
     this.log('devdb: journal replayed', { ms: Math.round(performance.now() - started), cpuMs: Math.round((used.user + used.system) / 1000), journalBytes: this.fileBytes, documents, liveBytes: this.liveBytes() });
   }
 
-  private replay(file: string): void {
+  /** Applies the journal `file`; its documents stay in it and are read from the Segment returned. */
+  private replay(file: string): Segment {
+    const segment = new Segment(file);
     const fd = fs.openSync(file, 'r+');
     try {
       const size = fs.fstatSync(fd).size;
@@ -214,7 +238,7 @@ export class Persistence {
           reason = 'checksum mismatch';
           break;
         }
-        this.apply(body);
+        this.apply(body, segment, offset + RECORD_HEADER);
         offset += RECORD_HEADER + length;
       }
       if (reason !== undefined) {
@@ -229,6 +253,7 @@ export class Persistence {
     } finally {
       fs.closeSync(fd);
     }
+    return segment;
   }
 
   /** A put's `{db, c}` header, decoded once per collection rather than once per document replayed. */
@@ -244,8 +269,11 @@ export class Persistence {
     return [h, offset + size];
   }
 
-  /** Applies one record's operations to the catalog. Its collections build their indexes once all are applied. */
-  private apply(body: Buffer): void {
+  /**
+   * Applies one record's operations to the catalog; the record's body is at `start` of `segment`'s file. Its
+   * collections build their indexes once all are applied.
+   */
+  private apply(body: Buffer, segment: Segment, start: number): void {
     const catalog = this.catalog!;
     let offset = 0;
     while (offset < body.length) {
@@ -267,14 +295,14 @@ export class Persistence {
         case OP_PUT: {
           const size = body.length - offset >= 5 ? body.readInt32LE(offset) : 0;
           if (size < 5 || offset + size > body.length) throw new Error(`corrupt document at byte ${offset}`);
-          // A copy: a view into the record would keep the whole record in memory.
-          const entry = entryFromBytes(Buffer.from(body.subarray(offset, offset + size)));
+          // The bytes stay in the file: the entry is read from there when needed.
+          const entry = Entry.stored(idOfBytes(body.subarray(offset, offset + size)), segment, start + offset, size);
           offset += size;
           const coll = replayed(catalog, db, name);
           const old = coll.get(entry.id);
           if (old) {
             coll.detach(old);
-            this.live.set(ns, (this.live.get(ns) ?? 0) - old.raw.length);
+            this.live.set(ns, (this.live.get(ns) ?? 0) - old.size);
           }
           coll.attach(entry);
           this.live.set(ns, (this.live.get(ns) ?? 0) + size);
@@ -285,7 +313,7 @@ export class Persistence {
           const old = coll?.get(keyOf(promote(h.id)));
           if (coll && old) {
             coll.detach(old);
-            this.live.set(ns, (this.live.get(ns) ?? 0) - old.raw.length);
+            this.live.set(ns, (this.live.get(ns) ?? 0) - old.size);
           }
           break;
         }
@@ -347,28 +375,38 @@ export class Persistence {
     switch (change.kind) {
       case 'create':
         this.live.set(ns, 0);
-        this.pending.push(kindByte(OP_CREATE), serialize({ db, c: coll, uuid: change.uuid }));
+        this.push(kindByte(OP_CREATE), serialize({ db, c: coll, uuid: change.uuid }));
         break;
       case 'drop':
         this.live.delete(ns);
-        this.pending.push(kindByte(OP_DROP), this.header(db, coll));
+        this.push(kindByte(OP_DROP), this.header(db, coll));
         break;
       case 'put': {
         const doc = change.entry.raw;
-        this.live.set(ns, (this.live.get(ns) ?? 0) + doc.length - (change.replaced?.raw.length ?? 0));
-        this.pending.push(kindByte(OP_PUT), this.header(db, coll), doc);
+        this.live.set(ns, (this.live.get(ns) ?? 0) + doc.length - (change.replaced?.size ?? 0));
+        this.push(kindByte(OP_PUT), this.header(db, coll));
+        this.pendingEntries.push(change.entry);
+        this.pendingOffsets.push(RECORD_HEADER + this.pendingBytes);
+        this.push(doc);
         break;
       }
       case 'del':
-        this.live.set(ns, (this.live.get(ns) ?? 0) - change.entry.raw.length);
-        this.pending.push(kindByte(OP_DEL), serialize({ db, c: coll, id: change.entry.view._id }));
+        this.live.set(ns, (this.live.get(ns) ?? 0) - change.entry.size);
+        this.push(kindByte(OP_DEL), serialize({ db, c: coll, id: change.entry.idValue }));
         break;
       case 'createIndex':
-        this.pending.push(kindByte(OP_CREATE_INDEX), serialize({ db, c: coll, spec: change.spec }));
+        this.push(kindByte(OP_CREATE_INDEX), serialize({ db, c: coll, spec: change.spec }));
         break;
       case 'dropIndex':
-        this.pending.push(kindByte(OP_DROP_INDEX), serialize({ db, c: coll, name: change.name }));
+        this.push(kindByte(OP_DROP_INDEX), serialize({ db, c: coll, name: change.name }));
         break;
+    }
+  }
+
+  private push(...parts: Uint8Array[]): void {
+    for (const part of parts) {
+      this.pending.push(part);
+      this.pendingBytes += part.length;
     }
   }
 
@@ -376,10 +414,16 @@ export class Persistence {
   commit(): void {
     if (this.pending.length === 0 || this.fd < 0) return;
     const rec = record(this.pending);
+    const entries = this.pendingEntries;
+    const offsets = this.pendingOffsets;
     this.pending = [];
+    this.pendingBytes = 0;
+    this.pendingEntries = [];
+    this.pendingOffsets = [];
     writeAll(this.fd, rec);
+    if (this.segment) place(this.segment, this.fileBytes, entries, offsets);
     this.fileBytes += rec.length;
-    this.compaction?.tail.push(rec);
+    this.compaction?.tail.push({ rec, entries, offsets });
     if (this.policy === 'always') fs.fdatasyncSync(this.fd);
     else this.unsynced = true;
     if (!this.compaction && this.fileBytes > this.compactMinBytes && this.fileBytes > 2 * this.liveBytes()) void this.compact();
@@ -413,21 +457,32 @@ export class Persistence {
    * The catalog as of this call, as records: per collection its creation and indexes, then its documents in
    * slices. The collections and their entries are captured now; the records are built as they are iterated.
    */
-  private snapshot(): Iterable<Buffer> {
+  private snapshot(): Iterable<Placed> {
     const colls = this.catalog!.all().map((c) => ({ db: c.db, name: c.name, uuid: c.uuid, specs: c.indexSpecs().slice(1), entries: [...c.docs.values()] }));
     const header = (db: string, name: string) => this.header(db, name);
     return (function* () {
       for (const c of colls) {
-        yield record([
+        const rec = record([
           kindByte(OP_CREATE),
           serialize({ db: c.db, c: c.name, uuid: c.uuid }),
           ...c.specs.flatMap((spec) => [kindByte(OP_CREATE_INDEX), serialize({ db: c.db, c: c.name, spec })]),
         ]);
+        yield { rec, entries: [], offsets: [] };
         const head = header(c.db, c.name);
+        const put = kindByte(OP_PUT);
         for (let i = 0; i < c.entries.length; i += SNAPSHOT_SLICE) {
           const parts: Uint8Array[] = [];
-          for (const e of c.entries.slice(i, i + SNAPSHOT_SLICE)) parts.push(kindByte(OP_PUT), head, e.raw);
-          yield record(parts);
+          const entries = c.entries.slice(i, i + SNAPSHOT_SLICE);
+          const offsets: number[] = [];
+          let at = RECORD_HEADER;
+          for (const e of entries) {
+            at += put.length + head.length;
+            offsets.push(at);
+            const raw = e.rawUncached();
+            parts.push(put, head, raw);
+            at += raw.length;
+          }
+          yield { rec: record(parts), entries, offsets };
         }
       }
     })();
@@ -435,14 +490,22 @@ export class Persistence {
 
   private writeSnapshotSync(file: string): void {
     const fd = fs.openSync(file + '.tmp', 'w');
+    const written: [number, Placed][] = [];
     try {
-      for (const rec of this.snapshot()) writeAll(fd, rec);
+      let bytes = 0;
+      for (const placed of this.snapshot()) {
+        writeAll(fd, placed.rec);
+        written.push([bytes, placed]);
+        bytes += placed.rec.length;
+      }
       fs.fdatasyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
     fs.renameSync(file + '.tmp', file);
     this.syncDir();
+    this.segment = new Segment(file);
+    for (const [start, { entries, offsets }] of written) place(this.segment, start, entries, offsets);
   }
 
   private syncDir(): void {
@@ -459,7 +522,7 @@ export class Persistence {
     if (this.compaction) return this.compaction.done;
     if (this.fd < 0) return Promise.resolve();
     this.commit();
-    const tail: Buffer[] = [];
+    const tail: Placed[] = [];
     const snapshot = this.snapshot();
     const done = this.writeGeneration(snapshot, tail).finally(() => {
       this.compaction = undefined;
@@ -468,16 +531,22 @@ export class Persistence {
     return done;
   }
 
-  private async writeGeneration(snapshot: Iterable<Buffer>, tail: Buffer[]): Promise<void> {
+  private async writeGeneration(snapshot: Iterable<Placed>, tail: Placed[]): Promise<void> {
     const generation = this.generation + 1;
     const file = this.fileFor(generation);
     const tmp = file + '.tmp';
     const fd = fs.openSync(tmp, 'w');
     let bytes = 0;
+    // Where each record went in the new file, for its documents to be read from there once it replaces the old one.
+    const written: [number, Placed][] = [];
+    const write = (placed: Placed): void => {
+      writeAll(fd, placed.rec);
+      if (placed.entries.length > 0) written.push([bytes, placed]);
+      bytes += placed.rec.length;
+    };
     try {
-      for (const rec of snapshot) {
-        writeAll(fd, rec);
-        bytes += rec.length;
+      for (const placed of snapshot) {
+        write(placed);
         await nextTurn();
         if (this.closed) throw new Error('devdb stopped during compaction');
       }
@@ -485,19 +554,13 @@ export class Persistence {
       // while writes go on: flushed in the final, synchronous step, gigabytes of them held the database's thread
       // (every read and write) for tens of seconds. Each round writes the tail so far and drops it from memory.
       for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
-        for (const rec of tail.splice(0, tail.length)) {
-          writeAll(fd, rec);
-          bytes += rec.length;
-        }
+        for (const placed of tail.splice(0, tail.length)) write(placed);
         await fdatasyncOnPool(fd);
         if (this.closed) throw new Error('devdb stopped during compaction');
-        if (tail.reduce((n, rec) => n + rec.length, 0) < CATCH_UP_BYTES) break;
+        if (tail.reduce((n, placed) => n + placed.rec.length, 0) < CATCH_UP_BYTES) break;
       }
       // No await from here on: no record can be committed between writing the tail and switching files.
-      for (const rec of tail.splice(0, tail.length)) {
-        writeAll(fd, rec);
-        bytes += rec.length;
-      }
+      for (const placed of tail.splice(0, tail.length)) write(placed);
       fs.fdatasyncSync(fd);
       fs.renameSync(tmp, file);
       this.syncDir();
@@ -508,6 +571,12 @@ export class Persistence {
       return;
     }
     const old = this.fileFor(this.generation);
+    // The documents written are read from the new file from now on. The old segment stays open for the versions
+    // the new file does not hold (superseded ones a cursor or a snapshot read still holds) and is closed once none
+    // is left (storage.ts).
+    const segment = new Segment(file);
+    for (const [start, { entries, offsets }] of written) place(segment, start, entries, offsets);
+    this.segment = segment;
     this.closeFd(this.fd);
     this.fd = fd;
     this.generation = generation;
@@ -527,6 +596,8 @@ export class Persistence {
       clearInterval(this.timer);
       if (this.fd >= 0) this.closeFd(this.fd);
       this.fd = -1;
+      this.segment?.close();
+      this.segment = undefined;
     }
   }
 }
