@@ -157,9 +157,13 @@ describe('devdb indexes through the driver', () => {
     expect(found.map((d) => d.r).sort()).to.deep.equal([...wanted].sort());
     // A statement about the plan: one lookup per value of the first field, the second field's list left to the filter.
     const index = new Index({ name: 'r_1_k_1', key: { r: 1, k: 1 } });
-    const p = plan({ r: { $in: wanted }, k: { $in: [0, 1] } }, [index]);
+    const p = plan({ r: { $in: wanted }, k: { $in: [0, 1, 2] } }, [index]);
     expect(p.kind === 'index' && p.lookups.length).to.equal(2000);
     const small = plan({ r: { $in: ['r1', 'r2'] }, k: { $in: [0, 1] } }, [index]);
     expect(small.kind === 'index' && small.lookups).to.deep.equal([['r1', 0], ['r1', 1], ['r2', 0], ['r2', 1]]);
+    // One value, then hundreds (a bulk create's slugs on one domain): a lookup for each, not every entry of the first.
+    const slugs = Array.from({ length: 500 }, (_, i) => `s${i}`);
+    const bySlug = plan({ d: 'dom', s: { $in: slugs } }, [new Index({ name: 'd_1_s_1', key: { d: 1, s: 1 }, unique: true })]);
+    expect(bySlug.kind === 'index' && bySlug.lookups.length).to.equal(500);
   });
 });
