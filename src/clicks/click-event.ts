@@ -6,6 +6,7 @@ import { closed, DateTime, Nullable, StringEnum } from '../platform/schema.ts';
 import { PROXY_TYPES, VISITOR_TYPES } from '../visitor/visitor-profile.ts';
 import { DEVICES, OPERATING_SYSTEMS } from '../platform/schema.ts';
 import type { ClickRecord } from '../visitor/click-record.ts';
+import { storedDecisionOf } from './click.store.ts';
 
 const DECISION_STEPS = ['expired', 'rule', 'password', 'targeting', 'mobile', 'ab_test', 'rotator', 'url'] as const;
 
@@ -69,7 +70,6 @@ export const ClickedEventDataSchema = Type.Object(
 export type ClickedEventData = Static<typeof ClickedEventDataSchema>;
 
 export function clickEventOf(record: ClickRecord): ClickEvent {
-  const d = record.decision;
   return {
     id: record.id,
     ts: record.ts,
@@ -78,15 +78,7 @@ export function clickEventOf(record: ClickRecord): ClickEvent {
     slug: record.slug,
     outcome: record.outcome,
     destination: record.destination,
-    decision: {
-      step: d.step,
-      rule_id: d.ruleId,
-      workspace_rule: d.workspaceRule,
-      targeting_index: d.targetingIndex,
-      variant_index: d.variantIndex,
-      destination_id: d.destinationId,
-      rotator_fallback: d.rotatorFallback,
-    },
+    decision: storedDecisionOf(record.decision),
     visitor: { ...record.visitor },
   };
 }

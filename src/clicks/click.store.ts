@@ -63,9 +63,9 @@ export function utcDay(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-export function toClickDoc(click: ClickRecord, expireAt?: Date, rolledUp = false): ClickDoc {
-  const { id, ts, decision: d, ...rest } = click;
-  const decision: StoredDecision = {
+/** A click's decision under the names stored documents and the API use (a `link.clicked` event's too). */
+export function storedDecisionOf(d: ClickRecord['decision']): StoredDecision {
+  return {
     step: d.step,
     rule_id: d.ruleId,
     workspace_rule: d.workspaceRule,
@@ -74,7 +74,11 @@ export function toClickDoc(click: ClickRecord, expireAt?: Date, rolledUp = false
     destination_id: d.destinationId,
     rotator_fallback: d.rotatorFallback,
   };
-  const doc: ClickDoc = { _id: id, ts: new Date(ts), ...rest, decision, counted: false, rolled_up: rolledUp };
+}
+
+export function toClickDoc(click: ClickRecord, expireAt?: Date, rolledUp = false): ClickDoc {
+  const { id, ts, decision, ...rest } = click;
+  const doc: ClickDoc = { _id: id, ts: new Date(ts), ...rest, decision: storedDecisionOf(decision), counted: false, rolled_up: rolledUp };
   if (expireAt) doc.expire_at = expireAt;
   return doc;
 }
