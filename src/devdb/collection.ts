@@ -303,14 +303,9 @@ export class Collection implements Versioned {
       yield* this.walkRange(r);
       return;
     }
-    if (p.kind === 'index' && p.lookups.length === 1) {
-      // An index with the same equalities and then a range of the filter (`{workspace_id, 'imported.clicks_total':
-      // {$gt: 0}}`) walks only the range, where the equalities alone would yield every document they name.
-      const r = rangePlan(filter, this.indexes);
-      if (r && r.prefix.length >= p.lookups[0]!.length) {
-        yield* this.walkRange(r);
-        return;
-      }
+    if (p.kind === 'range') {
+      yield* this.walkRange(p.range);
+      return;
     }
     const seen = new Set<string>();
     const ids = p.kind === 'ids' ? p.ids : p.lookups.length === 1 ? p.index.owners(p.lookups[0]!) : p.lookups.flatMap((values) => [...p.index.owners(values)]);

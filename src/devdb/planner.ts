@@ -47,7 +47,16 @@ function collectEqualities(filter: Doc, out: Map<string, unknown[]>): void {
   }
 }
 
-export type Plan = { kind: 'ids'; ids: string[] } | { kind: 'index'; index: Index; lookups: unknown[][] } | { kind: 'scan' };
+/**
+ * `range`: an index with the equalities of the best `index` plan (`equalities` fields) and then a range of the filter
+ * (`{workspace_id, 'imported.clicks_total': {$gt: 0}}`), walked over that range only, where the equalities alone would
+ * yield every document they name.
+ */
+export type Plan =
+  | { kind: 'ids'; ids: string[] }
+  | { kind: 'index'; index: Index; lookups: unknown[][] }
+  | { kind: 'range'; range: OrderedPlan; equalities: number }
+  | { kind: 'scan' };
 
 /**
  * Lookups a plan may combine from several fields' `$in` lists (their product grows fast). The first field's list is
@@ -93,7 +102,13 @@ export function plan(filter: Doc | undefined, indexes: readonly Index[]): Plan {
     const score = lists.length * 10 + (full && index.unique ? 5 : 0) + (single ? 1 : 0);
     if (!best || score > best.score) best = { index, lookups: product(lists), score };
   }
-  return best ? { kind: 'index', index: best.index, lookups: best.lookups } : { kind: 'scan' };
+  if (!best) return { kind: 'scan' };
+  if (best.lookups.length === 1) {
+    const equalities = best.lookups[0]!.length;
+    const range = rangeAfter(filter, eq, indexes);
+    if (range && range.prefix.length >= equalities) return { kind: 'range', range, equalities };
+  }
+  return { kind: 'index', index: best.index, lookups: best.lookups };
 }
 
 export interface OrderedPlan {
@@ -117,6 +132,11 @@ export function rangePlan(filter: Doc | undefined, indexes: readonly Index[]): O
   if (!filter) return undefined;
   const eq = new Map<string, unknown[]>();
   collectEqualities(filter, eq);
+  return rangeAfter(filter, eq, indexes);
+}
+
+/** rangePlan with the filter's equalities already collected. */
+function rangeAfter(filter: Doc, eq: ReadonlyMap<string, unknown[]>, indexes: readonly Index[]): OrderedPlan | undefined {
   let best: (OrderedPlan & { score: number }) | undefined;
   for (const index of indexes) {
     if (!index.complete) continue;
@@ -197,7 +217,7 @@ export function orderedPlan(filter: Doc | undefined, sort: Doc, indexes: readonl
   const sortKeys = Object.entries(sort).map(([f, d]) => [f, toNumber(d, 1) < 0 ? -1 : 1] as const);
   if (sortKeys.length === 0 || Object.values(sort).some((d) => isPlainObject(d))) return undefined;
   const eqPlan = plan(filter, indexes);
-  const minPrefix = eqPlan.kind === 'index' ? (eqPlan.lookups[0]?.length ?? 0) : 0;
+  const minPrefix = eqPlan.kind === 'index' ? (eqPlan.lookups[0]?.length ?? 0) : eqPlan.kind === 'range' ? eqPlan.equalities : 0;
   let best: OrderedPlan | undefined;
   for (const index of indexes) {
     if (!index.complete || index.multikey) continue;
