@@ -1,8 +1,7 @@
 // Clicks streamed to a webhook receiver: visits answered by the real redirect reach a real HTTP receiver as signed
 // `link.clicked` deliveries carrying the visitor and the decision, in batches, every click once; the event is opt-in.
 import { expect } from 'chai';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startWebhookReceiver, type Received, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { shortLinkEnv } from '../helpers/env.ts';
 import { startApi, startRedirect, startWorker, type RunningApi, type RunningRedirect, type RunningWorker } from '../helpers/api.ts';
@@ -11,12 +10,6 @@ import { callApi, expectInvalid, type Json, type Reply } from '../helpers/http.t
 import { until } from '../helpers/wait.ts';
 import { verifySignature } from '../../src/webhooks/signature.ts';
 import { EVENT_TYPES, STREAMED_EVENTS } from '../../src/events/event-types.ts';
-
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
 
 const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const BATCH = 100;
@@ -28,9 +21,9 @@ describe('link.clicked webhook deliveries (api, redirect, worker, real receiver)
   let redirect: RunningRedirect;
   let worker: RunningWorker;
   let tenants: Tenants;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let receiverUrl: string;
-  const received: Received[] = [];
+  let received: Received[];
 
   before(async () => {
     mongo = await startTestMongo();
@@ -45,21 +38,12 @@ describe('link.clicked webhook deliveries (api, redirect, worker, real receiver)
     redirect = await startRedirect(env);
     worker = await startWorker(env);
     tenants = await Tenants.open(mongo);
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        received.push({ path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startWebhookReceiver();
+    ({ url: receiverUrl, received } = receiver);
   });
 
   after(async () => {
-    receiver.closeAllConnections();
-    await new Promise((resolve) => receiver.close(resolve));
+    await receiver?.close();
     await worker.stop();
     await redirect.stop();
     await api.stop();

@@ -1,9 +1,8 @@
 // The SDK (sdk/) against a live api and worker: real HTTP, the real rate limiter, real webhook deliveries to a real
 // receiver. Also checks that the committed generated types are those the api's OpenAPI document gives today.
 import { expect } from 'chai';
+import { startWebhookReceiver, type Received, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startTestMongo, type TestMongo } from '../helpers/mongo.ts';
 import { testEnv } from '../helpers/env.ts';
 import { startApi, startWorker, type RunningApi, type RunningWorker } from '../helpers/api.ts';
@@ -16,21 +15,15 @@ import {
 } from '../../sdk/src/index.ts';
 import { GENERATED_FILE, generateSdkTypes } from '../../scripts/sdk-generate.ts';
 
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
 describe('SDK against a live api', function () {
   this.timeout(60_000);
   let mongo: TestMongo;
   let api: RunningApi;
   let worker: RunningWorker;
   let tenants: Tenants;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let receiverUrl: string;
-  const received: Received[] = [];
+  let received: Received[];
 
   before(async () => {
     mongo = await startTestMongo();
@@ -38,21 +31,12 @@ describe('SDK against a live api', function () {
     api = await startApi(env);
     worker = await startWorker(env);
     tenants = await Tenants.open(mongo);
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        received.push({ path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startWebhookReceiver();
+    ({ url: receiverUrl, received } = receiver);
   });
 
   after(async () => {
-    receiver.closeAllConnections();
-    await new Promise((resolve) => receiver.close(resolve));
+    await receiver?.close();
     await worker.stop();
     await api.stop();
     await tenants.close();
