@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { ClientSession, MongoClient } from 'mongodb';
 import { inTransaction } from '../platform/mongo.ts';
+import { GroupCommit, type GroupOutcome } from '../platform/group-commit.ts';
 import { newId } from '../platform/ids.ts';
 import { AppError, DuplicateKeyError, ExportsBusyError, NotFoundError, QuotaExceededError } from '../platform/errors.ts';
 import { LEASE_MS, type ExportSlots } from '../platform/export-slots.ts';
@@ -56,11 +57,15 @@ export type BulkItem =
   | { index: number; status: 'failed'; error: { code: string; message: string; details?: Array<{ path: string; message: string }> } };
 
 const SLUG_ATTEMPTS = 5;
+/** Single creates written in one transaction at most (the size of a bulk call). */
+const MAX_GROUP = 100;
 const validateStored = bodyValidator(LinkStoredSchema);
 
 export class LinkService {
   private readonly d: LinkServiceDeps;
   private readonly renderer: LinkRenderer;
+  /** Single creates, written in groups (see writeGroup). */
+  private readonly creates = new GroupCommit<BatchRow, void>((rows) => this.writeGroup(rows), MAX_GROUP);
   constructor(deps: LinkServiceDeps) {
     this.d = deps;
     this.renderer = new LinkRenderer(deps.domains.default.baseUrl);
@@ -68,26 +73,42 @@ export class LinkService {
 
   async create(principal: WorkspacePrincipal, input: LinkCreate): Promise<Link> {
     const doc = await this.prepare(principal, input);
-    // A generated slug that collides is drawn again; a slug the client chose is its conflict to resolve.
-    // The quota place is taken before the transaction and given back if the link is not created: a counter every
-    // create of the workspace writes would make concurrent transactions conflict with each other.
-    await this.d.quota.takeLinks(doc.workspace_id, 1, principal.plan.limits.links);
-    try {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await this.commit(principal, 'link.created', doc, (session) => this.d.links.insert(doc, session));
-          break;
-        } catch (error) {
-          if (!(error instanceof DuplicateKeyError) || input.slug !== undefined || attempt >= SLUG_ATTEMPTS) throw error;
-          doc.slug = generateSlug();
-        }
-      }
-    } catch (error) {
-      await this.d.quota.releaseLinks(doc.workspace_id, 1);
-      throw error;
-    }
-    await this.broadcast(doc);
+    await this.creates.submit({ index: 0, principal, doc, chosen: input.slug !== undefined });
     return this.viewOne(doc);
+  }
+
+  /**
+   * Single creates written together (a group commit, see GroupCommit): the links that arrived while the last group
+   * was being written take their quota places (one take per workspace) and are inserted with their `link.created`
+   * events in one transaction. Each create keeps its own outcome: past the quota it fails alone, a generated slug
+   * found taken is drawn again, a chosen one fails as the conflict it is, and the others are written all the same.
+   */
+  private async writeGroup(rows: readonly BatchRow[]): Promise<Array<GroupOutcome<void>>> {
+    const outcomes: Array<GroupOutcome<void>> = rows.map(() => ({ value: undefined }));
+    const fail = (index: number, error: AppError) => {
+      outcomes[index] = { error };
+    };
+    const numbered = rows.map((row, index) => ({ ...row, index }));
+    const byWorkspace = new Map<string, BatchRow[]>();
+    for (const row of numbered) byWorkspace.set(row.doc.workspace_id, [...(byWorkspace.get(row.doc.workspace_id) ?? []), row]);
+    const granted = new Map<string, number>();
+    const takes = await Promise.allSettled(
+      [...byWorkspace].map(async ([workspaceId, group]) => {
+        const limit = group[0]!.principal.plan.limits.links;
+        const places = await this.d.quota.takeLinksUpTo(workspaceId, group.length, limit);
+        granted.set(workspaceId, places);
+        for (const row of group.slice(places)) fail(row.index, new QuotaExceededError('links', limit));
+        return group.slice(0, places);
+      }),
+    );
+    const refused = takes.find((take) => take.status === 'rejected');
+    if (refused) {
+      await this.releasePlaces(granted);
+      throw refused.reason;
+    }
+    const written = await this.writeRows(takes.flatMap((take) => (take.status === 'fulfilled' ? take.value : [])), fail, granted);
+    if (written.length > 0) await this.broadcast(...written.map((r) => r.doc));
+    return outcomes;
   }
 
   /**
@@ -142,40 +163,19 @@ export class LinkService {
             doc.imported = origin.imported;
             if (origin.created_at) doc.created_at = origin.created_at;
           }
-          prepared.push({ index, doc, chosen: input.slug !== undefined });
+          prepared.push({ index, principal, doc, chosen: input.slug !== undefined });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           fail(index, error);
         }
       }),
     );
-    let rows = await this.settleSlugs(prepared.sort((a, b) => a.index - b.index), fail);
+    const settled = await this.settleSlugs(prepared.sort((a, b) => a.index - b.index), fail);
     // Places in the quota for the rows in order; those past the limit fail.
     const limit = principal.plan.limits.links;
-    const granted = await this.d.quota.takeLinksUpTo(principal.workspace._id, rows.length, limit);
-    for (const row of rows.slice(granted)) fail(row.index, new QuotaExceededError('links', limit));
-    rows = rows.slice(0, granted);
-    try {
-      for (let attempt = 1; rows.length > 0; attempt++) {
-        try {
-          await this.commitMany(principal, rows.map((r) => r.doc));
-          break;
-        } catch (error) {
-          // A slug taken by another create since they were settled: settle again, and write the batch again.
-          if (!(error instanceof DuplicateKeyError)) throw error;
-          if (attempt >= SLUG_ATTEMPTS) {
-            for (const row of rows) fail(row.index, error);
-            rows = [];
-            break;
-          }
-          rows = await this.settleSlugs(rows, fail);
-        }
-      }
-    } catch (error) {
-      await this.d.quota.releaseLinks(principal.workspace._id, granted);
-      throw error;
-    }
-    if (granted > rows.length) await this.d.quota.releaseLinks(principal.workspace._id, granted - rows.length);
+    const places = await this.d.quota.takeLinksUpTo(principal.workspace._id, settled.length, limit);
+    for (const row of settled.slice(places)) fail(row.index, new QuotaExceededError('links', limit));
+    const rows = await this.writeRows(settled.slice(0, places), fail, new Map([[principal.workspace._id, places]]));
     if (rows.length > 0) await this.broadcast(...rows.map((r) => r.doc));
     for (const row of rows) outcomes[row.index] = { index: row.index, id: row.doc._id };
     return { outcomes: outcomes as Array<{ index: number; id: string } | { index: number; error: AppError }>, docs: rows.map((r) => r.doc) };
@@ -242,11 +242,48 @@ export class LinkService {
     return kept.sort((a, b) => a.index - b.index);
   }
 
+  /**
+   * Writes rows whose quota places are taken (`granted`, per workspace): their links and events in one transaction,
+   * again after settling the slugs when one was taken meanwhile (a generated slug is drawn again, a chosen one fails).
+   * Places not used in the end are given back, and all of them when the write fails. The rows written.
+   */
+  private async writeRows(rows: readonly BatchRow[], fail: (index: number, error: AppError) => void, granted: ReadonlyMap<string, number>): Promise<BatchRow[]> {
+    let todo = [...rows];
+    try {
+      for (let attempt = 1; todo.length > 0; attempt++) {
+        try {
+          await this.commitMany(todo);
+          break;
+        } catch (error) {
+          if (!(error instanceof DuplicateKeyError)) throw error;
+          if (attempt >= SLUG_ATTEMPTS) {
+            for (const row of todo) fail(row.index, error);
+            todo = [];
+            break;
+          }
+          todo = await this.settleSlugs(todo, fail);
+        }
+      }
+    } catch (error) {
+      await this.releasePlaces(granted);
+      throw error;
+    }
+    const unused = new Map(granted);
+    for (const row of todo) unused.set(row.doc.workspace_id, (unused.get(row.doc.workspace_id) ?? 0) - 1);
+    await this.releasePlaces(unused);
+    return todo;
+  }
+
+  /** Gives back quota places, per workspace. */
+  private async releasePlaces(places: ReadonlyMap<string, number>): Promise<void> {
+    await Promise.all([...places].filter(([, count]) => count > 0).map(([workspaceId, count]) => this.d.quota.releaseLinks(workspaceId, count)));
+  }
+
   /** Links and their `link.created` events in one transaction, each kind in one insert, then the relay is nudged. */
-  private async commitMany(principal: WorkspacePrincipal, docs: readonly LinkDoc[]): Promise<void> {
+  private async commitMany(rows: readonly BatchRow[]): Promise<void> {
     await inTransaction(this.d.client, async (session) => {
-      await this.d.links.insertMany(docs, session);
-      await this.d.events.appendMany(docs.map((doc) => eventOf(principal, 'link.created', doc)), session);
+      await this.d.links.insertMany(rows.map((r) => r.doc), session);
+      await this.d.events.appendMany(rows.map((r) => eventOf(r.principal, 'link.created', r.doc)), session);
     });
     this.d.onEvent?.();
   }
@@ -420,6 +457,8 @@ function eventOf(principal: WorkspacePrincipal, type: EventType, doc: LinkDoc, e
 /** A bulk item on its way to being written: its index in the call, and whether the client chose its slug. */
 interface BatchRow {
   index: number;
+  /** Who writes it (its event names the workspace's partner). */
+  principal: WorkspacePrincipal;
   doc: LinkDoc;
   chosen: boolean;
 }

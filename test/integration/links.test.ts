@@ -361,6 +361,42 @@ describe('Links API over HTTP', function () {
       expect((await create({ url: 'https://example.com/6' }, small)).status, 'a deletion frees a place').to.equal(201);
     });
 
+    it('keeps each of many creates sent at once to its own outcome: conflicts and the quota fail alone, nothing else does', async () => {
+      const ws = await tenants.aWorkspace({ plan_id: 'business', limits: { links: 100 } });
+      const own = (await tenants.aWorkspaceKey(ws._id)).key;
+      expect((await create({ url: 'https://example.com/held', slug: 'held-once' }, own)).status).to.equal(201);
+      const sent: Array<[string, Json]> = [
+        [own, { url: 'https://example.com/a', slug: 'held-once' }],
+        [own, { url: 'https://example.com/b', slug: 'twin-slug' }],
+        [own, { url: 'https://example.com/c', slug: 'twin-slug' }],
+        ...Array.from({ length: 6 }, (_, i): [string, Json] => [own, { url: `https://example.com/g${i}` }]),
+        ...Array.from({ length: 3 }, (_, i): [string, Json] => [otherKey, { url: `https://example.com/o${i}` }]),
+      ];
+      const answers = await Promise.all(sent.map(([as, body]) => create(body, as)));
+      expect(answers[0]!.status).to.equal(409);
+      expect(answers[0]!.body.error!.message).to.contain('held-once');
+      expect(answers.slice(1, 3).map((a) => a.status).sort()).to.deep.equal([201, 409]);
+      expect(answers.slice(3).map((a) => a.status)).to.deep.equal(Array(9).fill(201));
+      for (const answer of answers.filter((a) => a.status === 201)) {
+        expect((await call('GET', `/links/${String(answer.body.id)}`, undefined, answers.indexOf(answer) >= 9 ? otherKey : own)).status).to.equal(200);
+      }
+      const listed = (await call('GET', '/links?limit=100', undefined, own)).body.data as Json[];
+      expect(listed).to.have.length(1 + 1 + 6);
+
+      // At the quota: as many succeed as there are places, the rest fail alone, and no place is lost or doubled.
+      const small = await tenants.aWorkspace({ plan_id: 'business', limits: { links: 3 } });
+      const smallKey = (await tenants.aWorkspaceKey(small._id)).key;
+      const burst = await Promise.all(Array.from({ length: 7 }, (_, i) => create({ url: `https://example.com/q${i}` }, smallKey)));
+      expect(burst.filter((a) => a.status === 201)).to.have.length(3);
+      expect(burst.filter((a) => a.status !== 201).map((a) => `${a.status} ${a.body.error?.code}`)).to.deep.equal(Array(4).fill('422 quota_exceeded'));
+      const kept = (await call('GET', '/links', undefined, smallKey)).body.data as Json[];
+      expect(kept).to.have.length(3);
+      expect((await create({ url: 'https://example.com/q-over' }, smallKey)).status).to.equal(422);
+      await call('DELETE', `/links/${String(kept[0]!.id)}`, undefined, smallKey);
+      expect((await create({ url: 'https://example.com/q-again' }, smallKey)).status, 'a deletion frees exactly one place').to.equal(201);
+      expect((await create({ url: 'https://example.com/q-over-again' }, smallKey)).status).to.equal(422);
+    });
+
     it('answers 403 plan_restricted for a capability the plan lacks', async () => {
       const ws = await tenants.aWorkspace({ plan_id: 'free' });
       const free = (await tenants.aWorkspaceKey(ws._id)).key;
