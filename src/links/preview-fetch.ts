@@ -46,6 +46,21 @@ export interface PageTags {
   image: string | null;
 }
 
+/**
+ * What a round reads, as two queries each answered by the `preview_due` index (`preview_fetched.due_at`): the links
+ * never read (no `preview_fetched`, so a null key), then those whose read is due (a date range: its lower bound keeps
+ * the walk off the null keys). Links with a custom preview never need their destination's; archived ones are not
+ * served. Those two conditions are checked on the candidates the index gives, so a round reads the links it needs
+ * and, of the others, only never-read links that are archived or carry their own preview, not every link.
+ */
+export function previewRoundFilters(now: Date): [neverRead: Filter<LinkDoc>, due: Filter<LinkDoc>] {
+  const needed: Filter<LinkDoc> = { archived: { $ne: true }, $or: [{ preview: { $exists: false } }, { preview: null }] };
+  return [
+    { 'preview_fetched.due_at': null, ...needed },
+    { 'preview_fetched.due_at': { $gte: new Date(0), $lte: now }, ...needed },
+  ];
+}
+
 export class PreviewFetcher {
   private readonly o: PreviewFetcherOptions;
   private readonly rounds: Periodic;
@@ -75,18 +90,11 @@ export class PreviewFetcher {
   }
 
   private async round(now: Date): Promise<void> {
-    // Links with a custom preview never need their destination's; archived ones are not served.
-    const due: Filter<LinkDoc> = {
-      archived: { $ne: true },
-      $and: [
-        { $or: [{ preview: { $exists: false } }, { preview: null }] },
-        { $or: [{ preview_fetched: { $exists: false } }, { preview_fetched: null }, { 'preview_fetched.due_at': { $lte: now } }] },
-      ],
-    };
-    const links = await this.o.links
-      .find(due, { projection: { _id: 1, url: 1, domain: 1, slug: 1, preview_fetched: 1 } })
-      .limit(this.o.batch ?? 200)
-      .toArray();
+    const batch = this.o.batch ?? 200;
+    const projection = { _id: 1, url: 1, domain: 1, slug: 1, preview_fetched: 1 } as const;
+    const [neverRead, again] = previewRoundFilters(now);
+    const links = await this.o.links.find(neverRead, { projection }).limit(batch).toArray();
+    if (links.length < batch) links.push(...(await this.o.links.find(again, { projection }).limit(batch - links.length).toArray()));
     let next = 0;
     const worker = async () => {
       while (next < links.length) await this.refresh(links[next++]!, now);

@@ -9,6 +9,7 @@ import { Collection } from '../../src/devdb/collection.ts';
 import type { IndexSpec } from '../../src/devdb/indexes.ts';
 import type { Doc } from '../../src/devdb/values.ts';
 import { pick, seeded } from '../helpers/analytics-clicks.ts';
+import { previewRoundFilters } from '../../src/links/preview-fetch.ts';
 import { startHarness, type Harness } from './harness.ts';
 
 const SPECS: IndexSpec[] = [
@@ -143,5 +144,23 @@ describe('devdb query plans', () => {
     expect(walked).to.deep.equal(['l100', 'l200', 'l300', 'l400', 'l500', 'l600', 'l700', 'l800', 'l900']);
     // An equality alone still uses the equality index.
     expect([...coll.candidates({ ws: 'b' })]).to.have.length(500);
+  });
+});
+
+describe('the link preview round on devdb', () => {
+  it('reads candidates from the preview_due index only: never-read links and due ones, not every link', () => {
+    const coll = new Collection('t', 'links', () => {});
+    coll.createIndex({ name: 'preview_due', key: { 'preview_fetched.due_at': 1 } });
+    const now = new Date('2026-06-01T00:00:00Z');
+    const day = 86_400_000;
+    for (let i = 0; i < 1000; i++) {
+      // l0…l9 never read (l5 without the field at all, the others null), l10…l19 due, the rest read and not due.
+      const fetched = i < 10 ? (i === 5 ? undefined : null) : { due_at: new Date(now.getTime() + (i < 20 ? -day : day)), url: 'https://example.com' };
+      coll.insert({ _id: `l${i}`, archived: i === 3, ...(fetched === undefined ? {} : { preview_fetched: fetched }) });
+    }
+    const [neverRead, due] = previewRoundFilters(now);
+    const ids = (filter: Doc) => [...coll.candidates(filter)].map((e) => String(e.view._id)).sort();
+    expect(ids(neverRead)).to.deep.equal(['l0', 'l1', 'l2', 'l3', 'l4', 'l5', 'l6', 'l7', 'l8', 'l9']);
+    expect(ids(due)).to.deep.equal(['l10', 'l11', 'l12', 'l13', 'l14', 'l15', 'l16', 'l17', 'l18', 'l19']);
   });
 });
