@@ -130,16 +130,6 @@ export class LinkStore {
     ]);
   }
 
-  /** Inserts; a taken domain + slug becomes a DuplicateKeyError (409 conflict), never an internal error. */
-  async insert(doc: LinkDoc, session?: ClientSession): Promise<void> {
-    try {
-      await this.collection.insertOne(doc, session ? { session } : {});
-    } catch (error) {
-      if (isDuplicateKey(error)) throw new DuplicateKeyError(`The slug "${doc.slug}" is already taken on ${doc.domain}.`, error.keyValue, error);
-      throw error;
-    }
-  }
-
   /** Inserts a batch (in the caller's transaction); a taken domain + slug anywhere in it is a DuplicateKeyError. */
   async insertMany(docs: readonly LinkDoc[], session?: ClientSession): Promise<void> {
     if (docs.length === 0) return;
