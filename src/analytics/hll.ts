@@ -181,9 +181,11 @@ export class Hll {
     const a = this.registers;
     if (bytes[0] === DENSE) {
       if (bytes.length !== 2 + a.length) throw new RangeError('truncated HyperLogLog sketch');
-      for (let i = 0; i < a.length; i++) {
-        const r = bytes[i + 2]!;
-        if (r > a[i]!) a[i] = r;
+      if (!mergeWords(a, bytes)) {
+        for (let i = 0; i < a.length; i++) {
+          const r = bytes[i + 2]!;
+          if (r > a[i]!) a[i] = r;
+        }
       }
       return this;
     }
@@ -212,6 +214,42 @@ export class Hll {
     }
     return this;
   }
+}
+
+/** A dense sketch's registers copied to a 4-byte boundary (a reply's bytes fall anywhere), for mergeWords. */
+let alignedScratch = new Uint8Array(1 << 14);
+const HIGH_BITS = 0x80808080;
+
+/**
+ * Takes the larger of each pair of registers four at a time, as 32-bit words: a 90-day daily series in New York
+ * unites some 810 dense sketches of 16,384 registers. Registers are ranks below 128 (at most 64 - p + 1), so each
+ * byte's comparison is the high bit of `(x | 0x80) - y`, which borrows from no other byte. Answers false, having
+ * changed nothing, if a register of either side is 128 or more (no sketch written here holds one): the bytewise loop
+ * takes those.
+ */
+function mergeWords(into: Uint8Array, bytes: Uint8Array): boolean {
+  const m = into.length;
+  if (m % 4 !== 0 || into.byteOffset % 4 !== 0) return false;
+  let from: Uint8Array;
+  if ((bytes.byteOffset + 2) % 4 === 0) from = bytes.subarray(2);
+  else {
+    if (alignedScratch.length < m) alignedScratch = new Uint8Array(m);
+    alignedScratch.set(bytes.subarray(2));
+    from = alignedScratch;
+  }
+  const b = new Uint32Array(from.buffer, from.byteOffset, m / 4);
+  const a = new Uint32Array(into.buffer, into.byteOffset, m / 4);
+  let high = 0;
+  for (let i = 0; i < b.length; i++) high |= a[i]! | b[i]!;
+  if ((high & HIGH_BITS) !== 0) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    // 0xff in each byte where x's register is at least y's.
+    const keep = Math.imul((((x | HIGH_BITS) - y) & HIGH_BITS) >>> 7, 0xff);
+    a[i] = (x & keep) | (y & ~keep);
+  }
+  return true;
 }
 
 /** The visitor keys of an exact set (format EXACT), in prefix order. */
