@@ -11,6 +11,7 @@
 //   same folder and the same BENCH_ANALYTICS_CLICKS starts devdb from it (replaying its journal) and goes straight to
 //   the queries, so a change to the read path is measured again in minutes rather than 25 at 10 M clicks. The 90 days
 //   are those of the first run: the queries' window (`interval=90d`, up to now) slides by the time elapsed since.
+// BENCH_GC_PAUSES_MS=<ms>: the api logs each garbage-collection pause of at least that long (servers/gc-on-message.ts).
 // BENCH_ANALYTICS_QUERY_ROUNDS (1): rounds of the queries without part cache, each with a fresh api; the medians of
 //   the rounds are reported. BENCH_ANALYTICS_COMPARE=<checkout>: each round also runs them against an api started from
 //   that checkout of Linkplane (e.g. main in another worktree), so two versions of the read path meet the same data.
