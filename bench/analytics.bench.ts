@@ -6,7 +6,17 @@
 //    90-day country breakdown against the api: p50 and p99;
 // 3. CSV export of BENCH_EXPORT_ROWS (1,000,000) raw clicks: rows per second, and the api process's RSS growth.
 // BENCH_ANALYTICS_PHASES (default `ingest,queries,export`) runs only the named phases, e.g. `export` alone.
-import { readFileSync } from 'node:fs';
+// BENCH_ANALYTICS_DATA=<dir>: devdb keeps its data in that folder. The first run fills and settles the rollups as
+//   above and notes the workspace, its key and the fill's figures there (bench-analytics.json); a later run with the
+//   same folder and the same BENCH_ANALYTICS_CLICKS starts devdb from it (replaying its journal) and goes straight to
+//   the queries, so a change to the read path is measured again in minutes rather than 25 at 10 M clicks. The 90 days
+//   are those of the first run: the queries' window (`interval=90d`, up to now) slides by the time elapsed since.
+// BENCH_GC_PAUSES_MS=<ms>: the api logs each garbage-collection pause of at least that long (servers/gc-on-message.ts).
+// BENCH_ANALYTICS_QUERY_ROUNDS (1): rounds of the queries without part cache, each with a fresh api; the medians of
+//   the rounds are reported. BENCH_ANALYTICS_COMPARE=<checkout>: each round also runs them against an api started from
+//   that checkout of Linkplane (e.g. main in another worktree), so two versions of the read path meet the same data.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { load } from 'js-yaml';
@@ -127,7 +137,9 @@ function forcedGc(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
 
 export async function analyticsBench(options: BenchOptions): Promise<Record<string, unknown>> {
   // BENCH_PROFILE=<dir>: devdb, the worker and the api write CPU profiles there when they stop.
-  const database = await benchDatabase(process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {});
+  const dataDir = process.env.BENCH_ANALYTICS_DATA;
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const database = await benchDatabase(process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {}, dataDir);
   const children: ChildProcess[] = [database.child];
   const baseEnv = { NODE_ENV: 'test', MONGODB_URI: database.uri, HOST: '127.0.0.1', NATS_URL, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' };
   const result: Record<string, unknown> = {};
@@ -208,42 +220,53 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
     const db = client.db('linkplane_bench');
     const rollups = new RollupStore(db);
     await rollups.ensureIndexes();
-    const { id: workspaceId, key } = await database.aWorkspace('bench-analytics');
+    // A filled folder of a run before (BENCH_ANALYTICS_DATA): its workspace, key and fill figures.
+    const kept = dataDir ? path.join(dataDir, 'bench-analytics.json') : null;
+    const reused = kept && existsSync(kept) ? (JSON.parse(readFileSync(kept, 'utf8')) as { workspaceId: string; key: string; end: number; fill: Record<string, unknown> }) : null;
+    if (reused && reused.fill.clicks !== total) throw new Error(`${dataDir} holds ${String(reused.fill.clicks)} clicks, not ${total}: use another folder`);
+    const { id: workspaceId, key } = reused ? { id: reused.workspaceId, key: reused.key } : await database.aWorkspace('bench-analytics');
     const make = clickFactory(workspaceId, 42);
-    const end = Date.now();
+    const end = reused?.end ?? Date.now();
     const start = end - 90 * 86_400_000;
+    if (reused) {
+      result.fill = { ...reused.fill, reused_from: dataDir, database_rss_mb_after_replay: mb(rssOf(database.child)) };
+      console.error(`${total} clicks reused from ${dataDir} (filled ${Math.round((Date.now() - end) / 60_000)} min ago)`);
+    }
     const batch = Number(process.env.BENCH_ANALYTICS_BATCH ?? 5000);
     const fillStarted = performance.now();
-    for (let i = 0; i < total; i += batch) {
+    for (let i = 0; !reused && i < total; i += batch) {
       const clicks: ClickRecord[] = [];
       for (let k = 0; k < batch && i + k < total; k++) clicks.push(make(start + Math.floor(((i + k) / total) * (end - start))));
       await rollups.apply(clicks);
       if (i % 50_000 === 0) console.error(`  ${i} clicks rolled up (${Math.round(i / ((performance.now() - fillStarted) / 1000 || 1))}/s)`);
     }
-    const fillSeconds = (performance.now() - fillStarted) / 1000;
-    // The bench's database holds this workspace's rollups alone: the collection's count is theirs (counting them by
-    // workspace would have devdb read every one of them, gigabytes at 10 M clicks).
-    const partsAfterFill = await rollups.parts.estimatedDocumentCount();
-    // What the worker's settling job does as buckets end (settler.ts): every bucket over by now is merged into one part.
-    const settleStarted = performance.now();
-    const settled = await rollups.settle(new Date(Date.now() - SETTLE_AFTER_MS));
-    const settleSeconds = (performance.now() - settleStarted) / 1000;
-    const parts = await rollups.parts.estimatedDocumentCount();
-    const databaseRss = mb(rssOf(database.child));
-    console.error(
-      `${total} clicks rolled up in ${Math.round(fillSeconds)} s (${Math.round(total / fillSeconds)}/s), ${partsAfterFill} rollup parts; ${settled} rollups settled in ${Math.round(settleSeconds)} s, ${parts} parts left; devdb RSS ${databaseRss} MB`,
-    );
-    result.fill = {
-      clicks: total,
-      seconds: Math.round(fillSeconds),
-      clicks_per_second: Math.round(total / fillSeconds),
-      rollup_parts_after_fill: partsAfterFill,
-      rollups_settled: settled,
-      settle_seconds: Math.round(settleSeconds),
-      rollup_parts: parts,
-      database_rss_mb: databaseRss,
-      raw_documents_stored: false,
-    };
+    if (!reused) {
+      const fillSeconds = (performance.now() - fillStarted) / 1000;
+      // The bench's database holds this workspace's rollups alone: the collection's count is theirs (counting them by
+      // workspace would have devdb read every one of them, gigabytes at 10 M clicks).
+      const partsAfterFill = await rollups.parts.estimatedDocumentCount();
+      // What the worker's settling job does as buckets end (settler.ts): every bucket over by now is merged into one part.
+      const settleStarted = performance.now();
+      const settled = await rollups.settle(new Date(Date.now() - SETTLE_AFTER_MS));
+      const settleSeconds = (performance.now() - settleStarted) / 1000;
+      const parts = await rollups.parts.estimatedDocumentCount();
+      const databaseRss = mb(rssOf(database.child));
+      console.error(
+        `${total} clicks rolled up in ${Math.round(fillSeconds)} s (${Math.round(total / fillSeconds)}/s), ${partsAfterFill} rollup parts; ${settled} rollups settled in ${Math.round(settleSeconds)} s, ${parts} parts left; devdb RSS ${databaseRss} MB`,
+      );
+      result.fill = {
+        clicks: total,
+        seconds: Math.round(fillSeconds),
+        clicks_per_second: Math.round(total / fillSeconds),
+        rollup_parts_after_fill: partsAfterFill,
+        rollups_settled: settled,
+        settle_seconds: Math.round(settleSeconds),
+        rollup_parts: parts,
+        database_rss_mb: databaseRss,
+        raw_documents_stored: false,
+      };
+      if (kept) writeFileSync(kept, JSON.stringify({ workspaceId, key, end, fill: result.fill }));
+    }
 
     // The api collects garbage when the export phase asks (see forcedGc); BENCH_PROFILE=<dir> also has it write a CPU
     // profile there when it stops.
@@ -251,24 +274,36 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
     const chartValues = load(readFileSync(new URL('../charts/linkplane/values.yaml', import.meta.url), 'utf8')) as { api: { nodeOptions: string } };
     const gcHook = `${process.env.BENCH_API_NODE_FLAGS ?? chartValues.api.nodeOptions} --expose-gc --import=${new URL('./servers/gc-on-message.ts', import.meta.url).pathname}`;
     const nodeOptions = process.env.BENCH_PROFILE ? `${gcHook} --cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` : gcHook;
-    const startApi = async (env: Record<string, string> = {}) => {
+    const startApi = async (env: Record<string, string> = {}, checkout?: string) => {
       const apiPort = await freePort();
-      const api = await startChild('src/main/run.ts', ['api'], { ...baseEnv, NODE_OPTIONS: nodeOptions, MONGODB_DB: 'linkplane_bench', NATS_PREFIX: natsPrefix(), API_PORT: String(apiPort), ...env }, `http://127.0.0.1:${apiPort}/healthz`);
+      const api = await startChild(checkout ? path.join(checkout, 'src/main/run.ts') : 'src/main/run.ts', ['api'], { ...baseEnv, NODE_OPTIONS: nodeOptions, MONGODB_DB: 'linkplane_bench', NATS_PREFIX: natsPrefix(), API_PORT: String(apiPort), ...env }, `http://127.0.0.1:${apiPort}/healthz`);
       return { api, base: `http://127.0.0.1:${apiPort}/v1/analytics` };
     };
     if (phases.has('queries')) {
       // First an api that keeps no rollup parts between queries (every part through devdb and the driver, as a query
       // of a range nobody asked for lately), then one with its part cache (the default, as a dashboard asking again).
-      const uncached = await startApi({ ANALYTICS_PART_CACHE_MB: '0' });
-      try {
-        result.queries_without_part_cache = await queryLatencies(uncached.base, key, options.seconds, 'without part cache');
-      } finally {
-        await stopChild(uncached.api);
+      // BENCH_ANALYTICS_QUERY_ROUNDS rounds of it (a fresh api each), and with BENCH_ANALYTICS_COMPARE=<checkout>
+      // the same from that checkout's api, in turn: two versions of the read path on the same data.
+      const rounds = Number(process.env.BENCH_ANALYTICS_QUERY_ROUNDS ?? 1);
+      const compare = process.env.BENCH_ANALYTICS_COMPARE;
+      const runs: Record<string, Array<Record<string, Record<string, number>>>> = { this: [], compare: [] };
+      for (let round = 0; round < rounds; round++) {
+        for (const [which, checkout] of compare ? ([['this', undefined], ['compare', compare]] as const) : ([['this', undefined]] as const)) {
+          const uncached = await startApi({ ANALYTICS_PART_CACHE_MB: '0' }, checkout);
+          try {
+            const label = `without part cache${compare ? `, ${which === 'this' ? 'this checkout' : compare}` : ''}, round ${round + 1}`;
+            runs[which]!.push((await queryLatencies(uncached.base, key, options.seconds, label, { api: uncached.api, database: database.child })) as Record<string, Record<string, number>>);
+          } finally {
+            await stopChild(uncached.api);
+          }
+        }
       }
+      result.queries_without_part_cache = medianOfRounds(runs.this!);
+      if (compare) result[`queries_without_part_cache_of_${compare}`] = medianOfRounds(runs.compare!);
     }
     const { api, base } = await startApi();
     children.push(api);
-    if (phases.has('queries')) result.queries = await queryLatencies(base, key, options.seconds, 'with part cache');
+    if (phases.has('queries')) result.queries = await queryLatencies(base, key, options.seconds, 'with part cache', { api, database: database.child });
 
     // 3. CSV export of raw clicks.
     if (phases.has('export')) result.export = await exportPhase(database, db, api, base, end);
@@ -281,8 +316,29 @@ export async function analyticsBench(options: BenchOptions): Promise<Record<stri
   }
 }
 
-/** p50 and p99 of each query, one connection, for `seconds` each; `first_ms` is the first request's time. */
-async function queryLatencies(base: string, key: string, seconds: number, label: string): Promise<Record<string, unknown>> {
+/** Each query's figures, the median of the rounds' (the rounds' own when there is one). */
+function medianOfRounds(rounds: Array<Record<string, Record<string, number>>>): Record<string, Record<string, number>> {
+  if (rounds.length === 1) return rounds[0]!;
+  const mid = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const m = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[m]! : (sorted[m - 1]! + sorted[m]!) / 2;
+  };
+  const out: Record<string, Record<string, number>> = {};
+  for (const name of Object.keys(rounds[0]!)) {
+    const figures: Record<string, number> = Object.fromEntries(Object.keys(rounds[0]![name]!).map((figure) => [figure, mid(rounds.map((r) => r[name]![figure]!))]));
+    figures.rounds = rounds.length;
+    out[name] = figures;
+  }
+  return out;
+}
+
+/**
+ * p50 and p99 of each query, one connection, for `seconds` each; `first_ms` is the first request's time. On a machine
+ * shared with other work the latencies move with the neighbours; the CPU the api and devdb spent per request
+ * (`api_cpu_ms`, `database_cpu_ms`) moves much less.
+ */
+async function queryLatencies(base: string, key: string, seconds: number, label: string, servers: { api: ChildProcess; database: ChildProcess }): Promise<Record<string, unknown>> {
   const queries: Record<string, string> = {
     summary_90d_utc: `${base}/summary?interval=90d`,
     timeseries_90d_daily_utc: `${base}/timeseries?interval=90d&granularity=day`,
@@ -297,9 +353,14 @@ async function queryLatencies(base: string, key: string, seconds: number, label:
     if (check.status !== 200) throw new Error(`${name}: ${check.status} ${await check.text()}`);
     await check.arrayBuffer();
     const first = Math.round(performance.now() - firstStarted);
+    const cpuBefore = { api: cpuOf(servers.api), db: cpuOf(servers.database) };
     const run = await autocannon({ url, connections: 1, duration: seconds, headers: { Authorization: `Bearer ${key}` } });
-    latencies[name] = { p50_ms: run.latency.p50, p99_ms: run.latency.p99, first_ms: first, requests: run.requests.total, non2xx: run.non2xx };
-    console.error(`${name} (${label}): p50 ${run.latency.p50} ms, p99 ${run.latency.p99} ms, first ${first} ms (${run.requests.total} requests)`);
+    const perRequest = (cpu: number) => Math.round((cpu * 1000 * 10) / Math.max(1, run.requests.total)) / 10;
+    const cpu = { api: perRequest(cpuOf(servers.api) - cpuBefore.api), db: perRequest(cpuOf(servers.database) - cpuBefore.db) };
+    latencies[name] = { p50_ms: run.latency.p50, p99_ms: run.latency.p99, first_ms: first, requests: run.requests.total, non2xx: run.non2xx, api_cpu_ms: cpu.api, database_cpu_ms: cpu.db };
+    console.error(
+      `${name} (${label}): p50 ${run.latency.p50} ms, p99 ${run.latency.p99} ms, max ${run.latency.max} ms, first ${first} ms (${run.requests.total} requests), CPU per request api ${cpu.api} ms, devdb ${cpu.db} ms`,
+    );
   }
   return latencies;
 }

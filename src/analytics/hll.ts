@@ -91,9 +91,10 @@ export class Hll {
 
   /** Registers set: a lower bound of the distinct visitors (two visitors share a register at most). */
   occupied(): number {
-    let n = 0;
-    for (const r of this.registers) if (r !== 0) n++;
-    return n;
+    const a = this.registers;
+    let zeros = 0;
+    for (let i = 0; i < a.length; i++) if (a[i] === 0) zeros++;
+    return a.length - zeros;
   }
 
   set(index: number, rank: number): boolean {
@@ -112,19 +113,25 @@ export class Hll {
   }
 
   estimate(): number {
-    const m = this.registers.length;
+    return this.estimateAndOccupied().estimate;
+  }
+
+  /** The estimate and the registers set, in one pass over the registers (a time series asks both of every bucket). */
+  estimateAndOccupied(): { estimate: number; occupied: number } {
+    const a = this.registers;
+    const m = a.length;
     let sum = 0;
     let zeros = 0;
     for (let i = 0; i < m; i++) {
-      const r = this.registers[i]!;
+      const r = a[i]!;
       sum += INVERSE_POWERS[r]!;
       if (r === 0) zeros++;
     }
     const alpha = m === 16 ? 0.673 : m === 32 ? 0.697 : m === 64 ? 0.709 : 0.7213 / (1 + 1.079 / m);
     const raw = (alpha * m * m) / sum;
     // Small range: linear counting is the better estimator while registers are still empty.
-    if (raw <= 2.5 * m && zeros > 0) return Math.round(m * Math.log(m / zeros));
-    return Math.round(raw);
+    const estimate = raw <= 2.5 * m && zeros > 0 ? Math.round(m * Math.log(m / zeros)) : Math.round(raw);
+    return { estimate, occupied: m - zeros };
   }
 
   isEmpty(): boolean {
@@ -174,14 +181,28 @@ export class Hll {
     const a = this.registers;
     if (bytes[0] === DENSE) {
       if (bytes.length !== 2 + a.length) throw new RangeError('truncated HyperLogLog sketch');
-      for (let i = 0; i < a.length; i++) {
-        const r = bytes[i + 2]!;
-        if (r > a[i]!) a[i] = r;
+      if (!mergeWords(a, bytes)) {
+        for (let i = 0; i < a.length; i++) {
+          const r = bytes[i + 2]!;
+          if (r > a[i]!) a[i] = r;
+        }
       }
       return this;
     }
     if (bytes[0] === EXACT) {
-      for (const key of exactKeys(bytes)) this.addKey(key);
+      // Read in place (as exactKeys then addKey would, without an array of keys per sketch): the register of a key
+      // is its prefix's top p bits, its rank that of the prefix's other bits, or past them the entry's rank.
+      if ((bytes.length - 2) % EXACT_ENTRY_BYTES !== 0) throw new RangeError('malformed HyperLogLog sketch');
+      const p = this.p;
+      for (let o = 2; o < bytes.length; o += EXACT_ENTRY_BYTES) {
+        const hi = ((bytes[o]! << 24) | (bytes[o + 1]! << 16) | (bytes[o + 2]! << 8) | bytes[o + 3]!) >>> 0;
+        const entryRank = bytes[o + 4]!;
+        if (entryRank < 1 || entryRank > 33) throw new RangeError('malformed HyperLogLog sketch');
+        const index = hi >>> (32 - p);
+        const rest = (hi << p) >>> 0;
+        const rank = rest !== 0 ? Math.clz32(rest) + 1 : 32 - p + entryRank;
+        if (rank > a[index]!) a[index] = rank;
+      }
       return this;
     }
     if (bytes[0] !== SPARSE || (bytes.length - 2) % 3 !== 0) throw new RangeError('malformed HyperLogLog sketch');
@@ -193,6 +214,42 @@ export class Hll {
     }
     return this;
   }
+}
+
+/** A dense sketch's registers copied to a 4-byte boundary (a reply's bytes fall anywhere), for mergeWords. */
+let alignedScratch = new Uint8Array(1 << 14);
+const HIGH_BITS = 0x80808080;
+
+/**
+ * Takes the larger of each pair of registers four at a time, as 32-bit words: a 90-day daily series in New York
+ * unites some 810 dense sketches of 16,384 registers. Registers are ranks below 128 (at most 64 - p + 1), so each
+ * byte's comparison is the high bit of `(x | 0x80) - y`, which borrows from no other byte. Answers false, having
+ * changed nothing, if a register of either side is 128 or more (no sketch written here holds one): the bytewise loop
+ * takes those.
+ */
+function mergeWords(into: Uint8Array, bytes: Uint8Array): boolean {
+  const m = into.length;
+  if (m % 4 !== 0 || into.byteOffset % 4 !== 0) return false;
+  let from: Uint8Array;
+  if ((bytes.byteOffset + 2) % 4 === 0) from = bytes.subarray(2);
+  else {
+    if (alignedScratch.length < m) alignedScratch = new Uint8Array(m);
+    alignedScratch.set(bytes.subarray(2));
+    from = alignedScratch;
+  }
+  const b = new Uint32Array(from.buffer, from.byteOffset, m / 4);
+  const a = new Uint32Array(into.buffer, into.byteOffset, m / 4);
+  let high = 0;
+  for (let i = 0; i < b.length; i++) high |= a[i]! | b[i]!;
+  if ((high & HIGH_BITS) !== 0) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    // 0xff in each byte where x's register is at least y's.
+    const keep = Math.imul((((x | HIGH_BITS) - y) & HIGH_BITS) >>> 7, 0xff);
+    a[i] = (x & keep) | (y & ~keep);
+  }
+  return true;
 }
 
 /** The visitor keys of an exact set (format EXACT), in prefix order. */
@@ -235,17 +292,44 @@ export function isExactSet(bytes: Uint8Array): boolean {
  */
 export function countVisitors(parts: readonly Uint8Array[], keys: readonly number[], p: number, ceiling: number): number {
   if (parts.length === 0 && keys.length === 0) return 0;
-  if (parts.every(isExactSet)) {
-    const prefixes = new Set<number>();
-    for (const part of parts) for (const key of exactKeys(part)) prefixes.add(Math.floor(key / 64));
-    for (const key of keys) prefixes.add(Math.floor(key / 64));
-    return Math.min(prefixes.size, ceiling);
-  }
+  if (parts.every(isExactSet)) return Math.min(distinctPrefixes(parts, keys), ceiling);
   const sketch = new Hll(parts[0]?.[1] ?? p);
   for (const part of parts) sketch.mergeBytes(part);
   for (const key of keys) sketch.addKey(key);
-  return Math.min(Math.max(sketch.estimate(), sketch.occupied()), ceiling);
+  const { estimate, occupied } = sketch.estimateAndOccupied();
+  return Math.min(Math.max(estimate, occupied), ceiling);
 }
+
+/**
+ * How many distinct visitors (32-bit hash prefixes) exact sets and visitor keys hold together. Sorted in a typed
+ * array and counted: a Set of the prefixes (numbers up to 2^32, each a heap object to V8) took 900 ms for a 90-day
+ * country breakdown of a workspace whose country-days were still exact sets, about a million visitors in all.
+ */
+function distinctPrefixes(parts: readonly Uint8Array[], keys: readonly number[]): number {
+  let n = keys.length;
+  for (const part of parts) {
+    if ((part.length - 2) % EXACT_ENTRY_BYTES !== 0) throw new RangeError('malformed HyperLogLog sketch');
+    n += (part.length - 2) / EXACT_ENTRY_BYTES;
+  }
+  if (prefixScratch.length < n) prefixScratch = new Uint32Array(Math.max(n, prefixScratch.length * 2));
+  const prefixes = prefixScratch;
+  let i = 0;
+  for (const part of parts) {
+    for (let o = 2; o < part.length; o += EXACT_ENTRY_BYTES) {
+      const rank = part[o + 4]!;
+      if (rank < 1 || rank > 33) throw new RangeError('malformed HyperLogLog sketch');
+      prefixes[i++] = (part[o]! << 24) | (part[o + 1]! << 16) | (part[o + 2]! << 8) | part[o + 3]!;
+    }
+  }
+  for (const key of keys) prefixes[i++] = Math.floor(key / 64);
+  if (n === 0) return 0;
+  const sorted = prefixes.subarray(0, n).sort();
+  let distinct = 1;
+  for (let k = 1; k < n; k++) if (sorted[k] !== sorted[k - 1]) distinct++;
+  return distinct;
+}
+
+let prefixScratch = new Uint32Array(1024);
 
 /** Bytes of a serialised sketch holding one visitor (an exact set: format, precision, then its key). */
 export const SINGLE_REGISTER_BYTES = 2 + EXACT_ENTRY_BYTES;

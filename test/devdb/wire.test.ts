@@ -97,6 +97,21 @@ describe('devdb wire framing', () => {
       slabs.give(huge);
       expect(slabs.size).to.equal(8);
     });
+
+    it('keeps a large buffer given back by dropping smaller ones that wait, never holding more than the bound', () => {
+      const slabs = new ReplySlabs();
+      const big = (id: string, bytes: number) => reply([new RawDoc(serialize({ _id: id, text: 'y'.repeat(bytes) }))]);
+      // A cursor's first batch, then its next one of 11 MB (a 16 MB buffer), given back in that order.
+      const first = encodeMsg(1, big('a', 1_500_000), slabs);
+      const next = encodeMsg(2, big('b', 11_000_000), slabs);
+      expect(next.buffer.byteLength).to.equal(16 * 1024 * 1024);
+      slabs.give(first);
+      slabs.give(next);
+      expect(slabs.size).to.equal(1);
+      // The same read again takes the 16 MB buffer kept.
+      encodeMsg(3, big('c', 1_500_000), slabs);
+      expect(encodeMsg(4, big('d', 11_000_000), slabs).buffer).to.equal(next.buffer);
+    });
   });
 });
 

@@ -99,6 +99,39 @@ describe('HyperLogLog sketch of unique visitors', () => {
     }
   });
 
+  it('counts exactly the visitors of many overlapping exact sets and raw visitors, each once', () => {
+    // 400 cells, each an exact set of visitors drawn from 20,000: most visitors are in several sets.
+    const visitors = new Set<number>();
+    const parts: Uint8Array[] = [];
+    let seed = 1;
+    const next = () => (seed = (seed * 48271) % 2_147_483_647);
+    for (let i = 0; i < 400; i++) {
+      const keys = Array.from({ length: 1 + (next() % 600) }, () => visitorKey(hashVisitor(`v${next() % 20_000}`)));
+      for (const key of keys) visitors.add(Math.floor(key / 64));
+      parts.push(registersToBytes(keys, CELL_PRECISION));
+    }
+    const raw = [visitorKey(hashVisitor('v1')), visitorKey(hashVisitor('raw-only'))];
+    for (const key of raw) visitors.add(Math.floor(key / 64));
+    expect(countVisitors(parts, raw, CELL_PRECISION, Infinity)).to.equal(visitors.size);
+    expect(countVisitors(parts, raw, CELL_PRECISION, 100)).to.equal(100);
+    expect(countVisitors(parts.slice(0, 1), [], CELL_PRECISION, Infinity)).to.equal((parts[0]!.length - 2) / 5);
+  });
+
+  it('merges an exact set into registers as adding its visitors one by one does', () => {
+    for (const p of [CELL_PRECISION, TOTAL_PRECISION]) {
+      const keys = Array.from({ length: 700 }, (_, i) => visitorKey(hashVisitor(`m-${i}`)));
+      const exact = registersToBytes(keys, p);
+      expect(exact[0]).to.equal(2);
+      const byKeys = sketchOf(p, 0, 40);
+      for (const key of keys) byKeys.addKey(key);
+      expect(sketchOf(p, 0, 40).mergeBytes(exact).registers).to.deep.equal(byKeys.registers);
+      // A visitor whose hash has no 1 bit past the index bits of its first word: its rank comes from the second.
+      const deep = (0x12345678 >>> (32 - p)) << (32 - p);
+      const far = registersToBytes([(deep >>> 0) * 64 + 7], p);
+      expect(new Hll(p).mergeBytes(far).registers[deep >>> (32 - p)]).to.equal(32 - p + 7);
+    }
+  });
+
   it('never counts more visitors than the clicks, nor fewer than the registers set, once it is an estimate', () => {
     let exceeded = 0;
     for (let seed = 0; seed < 40; seed++) {
