@@ -140,12 +140,18 @@ export const api = {
   /**
    * Reads a Server-Sent Events answer (GET /v1/clicks/stream) until it ends or `signal` aborts, handing each event
    * over with its id. Fetched rather than opened with EventSource, which cannot send the context header; resuming
-   * is the caller's: it passes the last id it saw as `lastEventId`.
+   * is the caller's: it passes the last id it saw as `lastEventId`. `onOpen` is called once the server has answered
+   * (its stream is then following the clicks: none made from then on is missed).
    */
-  async events(path: string, query: Query | undefined, options: { lastEventId: string | null; signal: AbortSignal; onEvent: (event: { id: string | null; type: string; data: string }) => void }): Promise<void> {
+  async events(
+    path: string,
+    query: Query | undefined,
+    options: { lastEventId: string | null; signal: AbortSignal; onEvent: (event: { id: string | null; type: string; data: string }) => void; onOpen?: () => void },
+  ): Promise<void> {
     const headers: Record<string, string> = options.lastEventId ? { 'Last-Event-ID': options.lastEventId } : {};
     const response = await send('GET', path, { query, headers, signal: options.signal }, 'text/event-stream');
     if (!response.body) return;
+    options.onOpen?.();
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = '';
     for (;;) {

@@ -13,6 +13,8 @@ export function LiveFeed({ linkId }: { linkId: string | null }) {
   const [on, setOn] = useState(false);
   const [clicks, setClicks] = useState<ClickEvent[]>([]);
   const [problem, setProblem] = useState<string | null>(null);
+  /** The stream is open: clicks from now on will show (before that, one made could be missed). */
+  const [open, setOpen] = useState(false);
 
   useEffect(() => {
     if (!on) return;
@@ -24,6 +26,7 @@ export function LiveFeed({ linkId }: { linkId: string | null }) {
         .events('/v1/clicks/stream', linkId ? { link_id: linkId } : undefined, {
           lastEventId,
           signal: controller.signal,
+          onOpen: () => setOpen(true),
           onEvent: (event) => {
             if (event.type !== 'click') return;
             lastEventId = event.id;
@@ -33,9 +36,14 @@ export function LiveFeed({ linkId }: { linkId: string | null }) {
           },
         })
         .then(
-          () => !controller.signal.aborted && (timer = setTimeout(connect, RETRY_MS)),
+          () => {
+            if (controller.signal.aborted) return;
+            setOpen(false);
+            timer = setTimeout(connect, RETRY_MS);
+          },
           (error: unknown) => {
             if (controller.signal.aborted) return;
+            setOpen(false);
             setProblem(describeError(error));
             // A refusal (scope, context) will not change by trying again.
             if (error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429) return;
@@ -47,6 +55,7 @@ export function LiveFeed({ linkId }: { linkId: string | null }) {
     return () => {
       controller.abort();
       if (timer) clearTimeout(timer);
+      setOpen(false);
     };
   }, [on, linkId]);
 
@@ -63,7 +72,8 @@ export function LiveFeed({ linkId }: { linkId: string | null }) {
           {problem}
         </p>
       )}
-      {on && clicks.length === 0 && !problem && <p class="muted">Waiting for the next click…</p>}
+      {on && !open && !problem && <p class="muted">Connecting…</p>}
+      {on && open && clicks.length === 0 && !problem && <p class="muted">Waiting for the next click…</p>}
       {clicks.length > 0 && (
         <ol class="live-clicks" aria-live="polite" aria-label="Latest clicks, newest first">
           {clicks.map((click) => (
