@@ -246,6 +246,7 @@ describe('a NATS node and a worker killed under load (three-node JetStream clust
       outbox_relay_intervals_per_worker: relayed,
       outbox_relay_overlapping_intervals: relayOverlaps,
       processes_exited: restarted,
+      clicks_stream: await cluster.streamState(`${prefix}CLICKS`),
     };
     // A bench mode: CLUSTER_RESULTS=<file> keeps the figures (with CLUSTER_CONNECTIONS and the phases raised).
     if (process.env.CLUSTER_RESULTS) writeFileSync(process.env.CLUSTER_RESULTS, JSON.stringify({ at: new Date().toISOString(), connections: CONNECTIONS, phases: PHASES, ...figures }, null, 2));

@@ -115,6 +115,37 @@ export class NatsCluster {
     }
   }
 
+  /**
+   * What a stream holds and where each of its consumers stands, asked of the nodes still running: printed beside the
+   * test's figures, so that a click answered and not stored can be placed (never published, held unacknowledged,
+   * or delivered and not written).
+   */
+  async streamState(stream: string): Promise<Record<string, unknown>> {
+    const alive = this.nodes.filter((n) => n.child !== null).map((n) => n.name);
+    const nc = await this.connect(alive);
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: 3000 });
+      const { state, cluster } = await jsm.streams.info(stream);
+      const consumers: Record<string, unknown>[] = [];
+      for await (const c of jsm.consumers.list(stream)) {
+        consumers.push({
+          name: c.name,
+          pending: c.num_pending,
+          ack_pending: c.num_ack_pending,
+          redelivered: c.num_redelivered,
+          delivered_stream_seq: c.delivered.stream_seq,
+          ack_floor_stream_seq: c.ack_floor.stream_seq,
+          max_deliver: c.config.max_deliver,
+        });
+      }
+      return { messages: state.messages, first_seq: state.first_seq, last_seq: state.last_seq, leader: cluster?.leader ?? null, consumers };
+    } catch (error) {
+      return { error: String(error) };
+    } finally {
+      await nc.close();
+    }
+  }
+
   /** Waits until the JetStream meta group has a leader and answers account info (the cluster takes requests). */
   async waitForMeta(timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
