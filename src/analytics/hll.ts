@@ -195,12 +195,10 @@ export class Hll {
       if ((bytes.length - 2) % EXACT_ENTRY_BYTES !== 0) throw new RangeError('malformed HyperLogLog sketch');
       const p = this.p;
       for (let o = 2; o < bytes.length; o += EXACT_ENTRY_BYTES) {
-        const hi = ((bytes[o]! << 24) | (bytes[o + 1]! << 16) | (bytes[o + 2]! << 8) | bytes[o + 3]!) >>> 0;
-        const entryRank = bytes[o + 4]!;
-        if (entryRank < 1 || entryRank > 33) throw new RangeError('malformed HyperLogLog sketch');
+        const hi = entryPrefix(bytes, o);
         const index = hi >>> (32 - p);
         const rest = (hi << p) >>> 0;
-        const rank = rest !== 0 ? Math.clz32(rest) + 1 : 32 - p + entryRank;
+        const rank = rest !== 0 ? Math.clz32(rest) + 1 : 32 - p + bytes[o + 4]!;
         if (rank > a[index]!) a[index] = rank;
       }
       return this;
@@ -252,16 +250,24 @@ function mergeWords(into: Uint8Array, bytes: Uint8Array): boolean {
   return true;
 }
 
+/** The 32-bit hash prefix of the exact-set entry at `o` (its rank checked, see entryRank). */
+function entryPrefix(bytes: Uint8Array, o: number): number {
+  entryRank(bytes, o);
+  return ((bytes[o]! << 24) | (bytes[o + 1]! << 16) | (bytes[o + 2]! << 8) | bytes[o + 3]!) >>> 0;
+}
+
+/** The rank stored in the exact-set entry at `o`: 1 to 33, else the sketch is malformed. */
+function entryRank(bytes: Uint8Array, o: number): number {
+  const rank = bytes[o + 4]!;
+  if (rank < 1 || rank > 33) throw new RangeError('malformed HyperLogLog sketch');
+  return rank;
+}
+
 /** The visitor keys of an exact set (format EXACT), in prefix order. */
 function exactKeys(bytes: Uint8Array): number[] {
   if ((bytes.length - 2) % EXACT_ENTRY_BYTES !== 0) throw new RangeError('malformed HyperLogLog sketch');
   const keys: number[] = [];
-  for (let o = 2; o < bytes.length; o += EXACT_ENTRY_BYTES) {
-    const hi = ((bytes[o]! << 24) >>> 0) + (bytes[o + 1]! << 16) + (bytes[o + 2]! << 8) + bytes[o + 3]!;
-    const rank = bytes[o + 4]!;
-    if (rank < 1 || rank > 33) throw new RangeError('malformed HyperLogLog sketch');
-    keys.push(hi * 64 + rank);
-  }
+  for (let o = 2; o < bytes.length; o += EXACT_ENTRY_BYTES) keys.push(entryPrefix(bytes, o) * 64 + bytes[o + 4]!);
   return keys;
 }
 
@@ -315,11 +321,7 @@ function distinctPrefixes(parts: readonly Uint8Array[], keys: readonly number[])
   const prefixes = prefixScratch;
   let i = 0;
   for (const part of parts) {
-    for (let o = 2; o < part.length; o += EXACT_ENTRY_BYTES) {
-      const rank = part[o + 4]!;
-      if (rank < 1 || rank > 33) throw new RangeError('malformed HyperLogLog sketch');
-      prefixes[i++] = (part[o]! << 24) | (part[o + 1]! << 16) | (part[o + 2]! << 8) | part[o + 3]!;
-    }
+    for (let o = 2; o < part.length; o += EXACT_ENTRY_BYTES) prefixes[i++] = entryPrefix(part, o);
   }
   for (const key of keys) prefixes[i++] = Math.floor(key / 64);
   if (n === 0) return 0;
