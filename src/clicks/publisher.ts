@@ -4,6 +4,7 @@
 // queue holds up to `bufferMax` clicks; beyond that the oldest waiting ones go to the spool on local disk
 // (click-spool.ts) and come back once NATS takes clicks again. Only with no spool, or a full one, are clicks dropped:
 // counted, logged (at most every 10 s) and alerted on (LinkplaneClicksDropped).
+import { hash } from 'node:crypto';
 import { createInbox, headers } from '@nats-io/transport-node';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
@@ -314,9 +315,7 @@ export class ClickPublisher {
     const first = clicks[0]!;
     try {
       const h = headers();
-      // The stream drops a second message with the same id (a retry of the same batch after a lost ack) within its
-      // duplicate window; a batch re-formed differently is de-duplicated by click id when ingested.
-      h.set('Nats-Msg-Id', clicks.length === 1 ? first.id : `${first.id}+${clicks.length}`);
+      h.set('Nats-Msg-Id', messageId(clicks));
       this.o.nats.nc.publish(this.o.nats.subjects.click(first.workspace_id), encodeClicks(first.workspace_id, clicks), {
         reply: `${this.inbox()}.${seq}`,
         headers: h,
@@ -424,6 +423,21 @@ export class ClickPublisher {
     }, delay);
     this.retryTimer.unref();
   }
+}
+
+/**
+ * The stream drops a second message with the same id within its duplicate window, answering it as stored: right for
+ * a retry of the same batch after a lost ack, a loss for any other. A failed batch goes back to the queue and may be
+ * re-formed with other clicks (failed batches return in another order, new clicks join them), so the id names every
+ * click the message carries, not only its first and its count: a re-formed batch is a new message, and a click it
+ * shares with one already stored is kept once by the ingestion, keyed by click id.
+ */
+export function messageId(clicks: readonly ClickRecord[]): string {
+  const first = clicks[0]!;
+  if (clicks.length === 1) return first.id;
+  let ids = first.id;
+  for (let i = 1; i < clicks.length; i++) ids += ',' + clicks[i]!.id;
+  return `${first.id}+${clicks.length}.${hash('sha1', ids, 'base64url')}`;
 }
 
 const decoder = new TextDecoder();

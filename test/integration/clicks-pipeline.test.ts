@@ -56,6 +56,49 @@ async function clicksInStream(nats: Nats): Promise<string[]> {
   return ids;
 }
 
+/** A deterministic random sequence in [0, 1) (mulberry32). */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * The same connection, seen on the wire: each message published with a Nats-Msg-Id is shown to `sent`, and a message
+ * to a subscription (an ack) is lost on its way in while `lose()` says so.
+ */
+function onTheWire(nats: Nats, watch: { lose: () => boolean; sent: (id: string, data: string) => void }): Nats {
+  const nc = new Proxy(nats.nc, {
+    get(target, property) {
+      if (property === 'subscribe') {
+        return (subject: string, options: Parameters<typeof target.subscribe>[1]) =>
+          target.subscribe(subject, {
+            ...options,
+            callback: (error, msg) => {
+              if (error === null && watch.lose()) return;
+              void options!.callback!(error, msg);
+            },
+          });
+      }
+      if (property === 'publish') {
+        return (subject: string, data: string, options: Parameters<typeof target.publish>[2]) => {
+          const id = options?.headers?.get('Nats-Msg-Id');
+          if (id) watch.sent(id, data);
+          target.publish(subject, data, options);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { ...nats, nc };
+}
+
 function metric(registry: Registry, name: string): Promise<number> {
   return registry.getSingleMetric(name)!.get().then((m) => m.values[0]?.value ?? 0);
 }
@@ -219,6 +262,45 @@ describe('click capture and ingestion (real NATS, MongoDB protocol)', function (
       await until(() => publisher.depth() === 0 || false, 10_000, 'published once the stream exists');
       expect((await clicksInStream(nats)).length).to.equal(3);
       expect(await metric(registry, 'linkplane_clicks_published_total')).to.equal(3);
+    });
+
+    it('sends a batch re-formed after lost acks under an id of its own contents, and stores every click', async () => {
+      // JetStream stores a message and its ack is lost (as when a stream leader dies): the publisher sends the clicks
+      // again, and failed batches come back to the queue in another order with new clicks among them. The stream
+      // answers a message whose id it has seen as stored and drops it, so an id must never carry other clicks.
+      const db = aDb();
+      const { nats, store } = await started(db, { batchSize: 50 });
+      const random = seeded(37);
+      let losing = true;
+      const sent = new Map<string, string>();
+      const reused: string[] = [];
+      const lossy = onTheWire(nats, {
+        lose: () => losing && random() < 0.7,
+        sent: (id, data) => {
+          const carried = (decodeClicks(JSON.parse(data)) ?? []).map((c) => c.id).join(',');
+          if ((sent.get(id) ?? carried) !== carried) reused.push(id);
+          sent.set(id, carried);
+        },
+      });
+      const registry = new Registry();
+      // Batches of 3 at most and most acks lost: the same click starts re-formed batches of the same size again.
+      const publisher = new ClickPublisher({ nats: lossy, logger, registry, bufferMax: 10_000, ackTimeoutMs: 120, maxBatch: 3 });
+      const clicks: ClickRecord[] = [];
+      for (let turn = 0; turn < 100; turn++) {
+        for (let n = 1 + Math.floor(random() * 4); n > 0; n--) {
+          const click = aClick();
+          clicks.push(click);
+          publisher.record(click);
+        }
+        await sleep(5 + Math.floor(random() * 40));
+      }
+      losing = false;
+      await until(() => publisher.depth() === 0 || false, 20_000, 'every click acknowledged');
+      expect(await metric(registry, 'linkplane_click_publish_failures_total'), 'acks were lost').to.be.greaterThan(20);
+      expect(reused, 'message ids sent again with other clicks').to.deep.equal([]);
+      await until(async () => (await store.clicks.countDocuments()) === clicks.length || false, 20_000, 'every click stored').catch(() => undefined);
+      const stored = (await store.clicks.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+      expect(stored).to.have.members(clicks.map((c) => c.id));
     });
   });
 
