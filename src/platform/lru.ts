@@ -1,9 +1,12 @@
 // A Map bounded by the total weight of its entries (their bytes, or 1 each to bound a count), least recently used
-// out first: a hit moves its key to the end, and Map keeps insertion order, so the first keys are the oldest.
+// out first: a hit moves its key to the end, and Map keeps insertion order, so the first keys are the oldest. A hit
+// on a key already among the newer half leaves it in place, so the order is least recently used within a half.
 
 export class Lru<V> {
-  private readonly entries = new Map<string, { value: V; weight: number }>();
+  private readonly entries = new Map<string, { value: V; weight: number; stamp: number }>();
   private used = 0;
+  /** Counts insertions and moves: an entry's stamp tells how many came after it, so how near the end it is. */
+  private clock = 0;
 
   readonly maxWeight: number;
 
@@ -12,12 +15,19 @@ export class Lru<V> {
     this.maxWeight = maxWeight;
   }
 
-  /** The value kept under `key` (undefined: none), marked as used last. */
+  /**
+   * The value kept under `key` (undefined: none), marked as used last. An entry among the newer half is left where
+   * it is: moving it (a delete and an insert, which leave the Map a hole to compact later) on every hit of a hot key
+   * costs more than the lookup, and it is nowhere near the end that entries are dropped from.
+   */
   get(key: string): V | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
+    if (this.clock - entry.stamp >= this.entries.size >>> 1) {
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+      entry.stamp = ++this.clock;
+    }
     return entry.value;
   }
 
@@ -29,7 +39,7 @@ export class Lru<V> {
       this.used -= previous.weight;
     }
     if (weight > this.maxWeight) return;
-    this.entries.set(key, { value, weight });
+    this.entries.set(key, { value, weight, stamp: ++this.clock });
     this.used += weight;
     if (this.used <= this.maxWeight) return;
     for (const [oldest, entry] of this.entries) {

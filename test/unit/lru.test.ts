@@ -25,6 +25,20 @@ describe('Lru (a map bounded by the weight of its entries, least recently used o
     expect([lru.get('b'), lru.size, lru.weight], 'too heavy: not kept, and the old value is gone').to.deep.equal([undefined, 1, 3]);
   });
 
+  it('evicts in least-recently-used order when hits land on the newest and the oldest keys', () => {
+    const lru = new Lru<string>(4);
+    for (const key of ['a', 'b', 'c', 'd']) lru.set(key, key.toUpperCase());
+    expect([lru.get('d'), lru.get('a')]).to.deep.equal(['D', 'A']);
+    // Each insertion drops one: b, then c, then d (hit before a). A miss changes nothing.
+    lru.set('e', 'E');
+    expect([lru.get('b'), lru.size]).to.deep.equal([undefined, 4]);
+    lru.set('f', 'F');
+    expect([lru.get('c'), lru.size]).to.deep.equal([undefined, 4]);
+    lru.set('g', 'G');
+    expect([lru.get('d'), lru.size]).to.deep.equal([undefined, 4]);
+    expect([lru.get('a'), lru.get('e'), lru.get('f'), lru.get('g')]).to.deep.equal(['A', 'E', 'F', 'G']);
+  });
+
   it('deletes a key and gives its weight back', () => {
     const lru = new Lru<string>(3);
     lru.set('a', 'A', 2);
