@@ -30,6 +30,16 @@ describe('logger', () => {
     expect(request!.time).to.be.a('number');
   });
 
+  it('keeps request lines and other lines of one turn in the order they were logged, and hands them over by the next turn', async () => {
+    const { log, lines } = capture('info');
+    log.access('r-1', 'GET', '/v1/key', 200, 0.5);
+    log.access('r-2', 'GET', '/v1/key', 200, 0.5);
+    log.logger.warn('between');
+    log.access('r-3', 'POST', '/v1/links', 201, 3);
+    await new Promise((r) => setImmediate(r));
+    expect(lines().map((l) => l.req_id ?? l.msg)).to.deep.equal(['r-1', 'r-2', 'between', 'r-3']);
+  });
+
   it('writes no request line above the info level', async () => {
     const { log, lines } = capture('warn');
     log.access('abc-2', 'GET', '/v1/key', 200, 0.5);
