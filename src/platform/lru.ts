@@ -23,7 +23,7 @@ export class Lru<V> {
   get(key: string): V | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    if (this.clock - entry.stamp >= this.entries.size >>> 1) {
+    if (this.clock - entry.stamp >= Math.max(1, this.entries.size >>> 1)) {
       this.entries.delete(key);
       this.entries.set(key, entry);
       entry.stamp = ++this.clock;
