@@ -74,12 +74,19 @@ function kindByte(kind: number): Buffer {
   return Buffer.of(kind);
 }
 
+/** The parts as one record: its length and checksum, then the parts, copied once into the record's own buffer. */
 function record(parts: Uint8Array[]): Buffer {
-  const body = Buffer.concat(parts);
-  const header = Buffer.allocUnsafe(RECORD_HEADER);
-  header.writeUInt32LE(body.length, 0);
-  header.writeUInt32LE(crc32(body), 4);
-  return Buffer.concat([header, body]);
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const rec = Buffer.allocUnsafe(RECORD_HEADER + length);
+  let at = RECORD_HEADER;
+  for (const part of parts) {
+    rec.set(part, at);
+    at += part.length;
+  }
+  rec.writeUInt32LE(length, 0);
+  rec.writeUInt32LE(crc32(rec.subarray(RECORD_HEADER)), 4);
+  return rec;
 }
 
 /**
