@@ -29,6 +29,7 @@ import { WorkspaceStore } from '../../src/tenancy/workspace.store.ts';
 import { UsageStore, periodOf } from '../../src/tenancy/usage.store.ts';
 import { until } from '../helpers/wait.ts';
 import { aClickRecord, type ClickOverrides } from '../helpers/click-builders.ts';
+import { seeded } from '../helpers/analytics-clicks.ts';
 
 const logger = pino({ level: 'silent' });
 const ids = new ClickIds('a-test-secret-key-of-at-least-32-characters');
@@ -54,18 +55,6 @@ async function clicksInStream(nats: Nats): Promise<string[]> {
     if (--left === 0) break;
   }
   return ids;
-}
-
-/** A deterministic random sequence in [0, 1) (mulberry32). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
