@@ -250,17 +250,14 @@ function mergeWords(into: Uint8Array, bytes: Uint8Array): boolean {
   return true;
 }
 
-/** The 32-bit hash prefix of the exact-set entry at `o` (its rank checked, see entryRank). */
+/**
+ * The 32-bit hash prefix of the exact-set entry at `o`, once its rank (the byte at `o + 4`, which callers read
+ * themselves) is checked to be 1 to 33: else the sketch is malformed.
+ */
 function entryPrefix(bytes: Uint8Array, o: number): number {
-  entryRank(bytes, o);
-  return ((bytes[o]! << 24) | (bytes[o + 1]! << 16) | (bytes[o + 2]! << 8) | bytes[o + 3]!) >>> 0;
-}
-
-/** The rank stored in the exact-set entry at `o`: 1 to 33, else the sketch is malformed. */
-function entryRank(bytes: Uint8Array, o: number): number {
   const rank = bytes[o + 4]!;
   if (rank < 1 || rank > 33) throw new RangeError('malformed HyperLogLog sketch');
-  return rank;
+  return ((bytes[o]! << 24) | (bytes[o + 1]! << 16) | (bytes[o + 2]! << 8) | bytes[o + 3]!) >>> 0;
 }
 
 /** The visitor keys of an exact set (format EXACT), in prefix order. */
