@@ -438,7 +438,7 @@ export class ClickPublisher {
  * never sent cannot share its first click with any message sent before: its first click and count name it, without
  * the cost of hashing on every message.
  */
-export function messageId(clicks: readonly ClickRecord[], firstSentBefore: boolean): string {
+function messageId(clicks: readonly ClickRecord[], firstSentBefore: boolean): string {
   const first = clicks[0]!;
   if (clicks.length === 1) return first.id;
   if (!firstSentBefore) return `${first.id}+${clicks.length}`;
