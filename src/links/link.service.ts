@@ -90,7 +90,11 @@ export class LinkService {
     };
     const numbered = rows.map((row, index) => ({ ...row, index }));
     const byWorkspace = new Map<string, BatchRow[]>();
-    for (const row of numbered) byWorkspace.set(row.doc.workspace_id, [...(byWorkspace.get(row.doc.workspace_id) ?? []), row]);
+    for (const row of numbered) {
+      const group = byWorkspace.get(row.doc.workspace_id);
+      if (group) group.push(row);
+      else byWorkspace.set(row.doc.workspace_id, [row]);
+    }
     const granted = new Map<string, number>();
     const takes = await Promise.allSettled(
       [...byWorkspace].map(async ([workspaceId, group]) => {
