@@ -1,6 +1,7 @@
 // A Map bounded by the total weight of its entries (their bytes, or 1 each to bound a count), least recently used
 // out first: a hit moves its key to the end, and Map keeps insertion order, so the first keys are the oldest. A hit
-// on a key already among the newer half leaves it in place, so the order is least recently used within a half.
+// on a key already among the newer half leaves it in place, so the order is approximate: such a key keeps the place
+// of its last move, which is still newer than every key of the older half, where entries are dropped from.
 
 export class Lru<V> {
   private readonly entries = new Map<string, { value: V; weight: number; stamp: number }>();
