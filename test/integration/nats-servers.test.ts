@@ -95,6 +95,9 @@ describe('a JetStream cluster of three', function () {
     expect(env.NATS_URL!.split(',')[0], 'the dead node is listed first').to.equal(cluster.urlOf('n1'));
     await start();
 
+    // The api's start proved the streams usable; a JetStream API request can still time out while the meta group
+    // settles on a leader among the two left, on a loaded machine: wait for one before asking.
+    await cluster.waitForMeta();
     const nc = await cluster.connect(['n2', 'n3']);
     try {
       const jsm = await jetstreamManager(nc);
