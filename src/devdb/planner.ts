@@ -94,9 +94,12 @@ export function plan(filter: Doc | undefined, indexes: readonly Index[]): Plan {
   if (ids && ids.every((v) => v !== null)) return { kind: 'ids', ids: ids.map(keyOf) };
   let best: { index: Index; lookups: unknown[][]; score: number } | undefined;
   for (const index of indexes) {
-    if (!index.complete) continue;
+    if (index.partial) continue;
     const lists = equalityPrefix(index, eq);
     if (lists.length === 0) continue;
+    // A sparse index lacks the documents missing all its fields: usable when every one the filter matches has the
+    // first field, as it does when that field must equal a value other than null.
+    if (index.sparse && lists[0]!.some((v) => v === null)) continue;
     const full = lists.length === index.fields.length;
     const single = lists.every((l) => l.length === 1);
     const score = lists.length * 10 + (full && index.unique ? 5 : 0) + (single ? 1 : 0);
@@ -139,13 +142,15 @@ export function rangePlan(filter: Doc | undefined, indexes: readonly Index[]): O
 function rangeAfter(filter: Doc, eq: ReadonlyMap<string, unknown[]>, indexes: readonly Index[]): OrderedPlan | undefined {
   let best: (OrderedPlan & { score: number }) | undefined;
   for (const index of indexes) {
-    if (!index.complete) continue;
+    if (index.partial) continue;
     let p = 0;
     while (p < index.fields.length && eq.get(index.fields[p]!)?.length === 1) p++;
     if (p >= index.fields.length) continue;
     const field = index.fields[p]!;
     const lo = boundOf(filter, field, false);
     const hi = index.multikey ? undefined : boundOf(filter, field, true);
+    // A bound is never null (boundOf): every document in range has the field, so a sparse index holds them all
+    // (the settling job's `{u: {$lt: date}}` on the unsettled parts, instead of decoding every part).
     if (!lo && !hi) continue;
     const score = p * 10 + (lo ? 1 : 0) + (hi ? 1 : 0);
     if (best && best.score >= score) continue;
