@@ -229,6 +229,44 @@ describe('analytics rollups stored as parts (one per batch, merged, settled, rea
     expect(totals.humans).to.deep.equal(humansOf([...clicks, ...late], TOTAL_PRECISION));
   });
 
+  it('settles a backlog of ended buckets a few parts at a time, every one of them', async () => {
+    // A database of its own (settling takes every workspace's ended buckets), through a client that shows the reads.
+    const watched = new MongoClient(mongo.uri, { monitorCommands: true });
+    await watched.connect();
+    const limits: unknown[] = [];
+    watched.on('commandStarted', (event) => {
+      if (event.commandName === 'find' && (event.command.filter as { u?: unknown } | undefined)?.u) limits.push(event.command.limit);
+    });
+    const own = watched.db(`${mongo.dbName}_backlog`);
+    const store = new RollupStore(own);
+    await store.ensureIndexes();
+    const rand = seeded(16);
+    // Six hours of clicks in three batches: many rollups (hours, six hours, groups, link days), three parts each.
+    const clicks: ClickRecord[] = [];
+    for (let batch = 0; batch < 3; batch++) {
+      const part = Array.from({ length: 40 }, () => randomClick(rand, 'ws_backlog', links, HOUR, HOUR + 6 * 3_600_000, 400));
+      clicks.push(...part);
+      await store.apply(part);
+    }
+    const before = new Date(HOUR + 6 * 3_600_000 + 1);
+    const ended = new Set((await store.parts.find({ u: { $lt: before } }).toArray()).map((part) => part.r));
+    expect(ended.size).to.be.greaterThan(30);
+    limits.length = 0;
+    expect(await store.settle(before, 7)).to.equal(ended.size);
+    expect(await store.parts.countDocuments({ u: { $lt: before } })).to.equal(0);
+    for (const r of ended) expect(await store.parts.countDocuments({ r }), r).to.equal(1);
+    let counted = 0;
+    for await (const doc of store.read({ workspaceId: 'ws_backlog', links: null, dimension: '_', runs: [{ grain: 'h', from: HOUR, to: HOUR + 6 * 3_600_000 }] })) {
+      for (const cell of doc.cells) counted += cell.c;
+    }
+    expect(counted).to.equal(clicks.length);
+    // Each read of the backlog asked for seven parts at most: never for all of them at once.
+    expect(limits.length).to.be.greaterThan(4);
+    expect(limits.every((limit) => limit === 7)).to.equal(true);
+    await own.dropDatabase();
+    await watched.close();
+  });
+
   it('turns rollups of the earlier layout (counts in the document, sketches in it and apart) into parts, once', async () => {
     const store = new RollupStore(db);
     const rand = seeded(13);
