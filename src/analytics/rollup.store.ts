@@ -69,6 +69,12 @@ const GRAINS: readonly Grain[] = ['q', 'h', 's', 'd'];
 // at tens of millions of clicks. Per-link totals at every grain are the workspace-level `link` cells; the partial
 // days at the edges of a link-filtered breakdown are counted from raw clicks (see EdgeClickStore).
 const WORKSPACE_GRAINS = ['h', 's', 'd'] as const;
+/**
+ * Parts per reply when their cells are read: about a megabyte of dense sketches. The driver copies each reply into a
+ * buffer of its own; a 90-day New York series came as 13 MB replies, and the fresh memory of each (page faults, then
+ * collections driven by memory outside the heap) cost the api more than merging the sketches did.
+ */
+const READ_BATCH = 64;
 /** Rollup ids per query when parts are read by rollup id. */
 const ID_CHUNK = 5000;
 /**
@@ -567,7 +573,7 @@ export class RollupStore {
     // it does not hold; a part's bytes never change, and the snapshot still holds every part the ids named.
     async function* byRollupIds(ids: string[]): AsyncGenerator<RollupView> {
       if (!cache) {
-        for await (const part of parts.find({ r: { $in: ids } }, { projection, session })) yield view(part);
+        for await (const part of parts.find({ r: { $in: ids } }, { projection, session, batchSize: READ_BATCH })) yield view(part);
         return;
       }
       const missing: ObjectId[] = [];
@@ -579,7 +585,7 @@ export class RollupStore {
       }
       for (let i = 0; i < missing.length; i += ID_CHUNK) {
         const filter: Filter<RollupPartDoc> = { _id: { $in: missing.slice(i, i + ID_CHUNK) } };
-        for await (const part of parts.find(filter, { projection, session })) {
+        for await (const part of parts.find(filter, { projection, session, batchSize: READ_BATCH })) {
           const id = part._id.toHexString();
           yield viewOf(id, part.r, cache.set(PartCache.key(id, dimension), part.c?.[dimension]?.buffer ?? null));
         }
@@ -592,7 +598,7 @@ export class RollupStore {
           for (const w of workspaces) {
             const prefix = rollupPrefix(w, LINK_LEVEL, run.grain);
             const filter: Filter<RollupPartDoc> = { r: { $gte: prefix + padded(run.from), $lt: prefix + padded(run.to) } };
-            for await (const part of this.parts.find(filter, { projection, session })) yield view(part);
+            for await (const part of this.parts.find(filter, { projection, session, batchSize: READ_BATCH })) yield view(part);
           }
         }
         return;
