@@ -146,6 +146,28 @@ describe('HyperLogLog sketch of unique visitors', () => {
     expect(exceeded).to.be.greaterThan(0);
   });
 
+  it('merges dense sketches register by register, at any offset in a reply and whatever their registers hold', () => {
+    let seed = 7;
+    const rand = () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+    const m = 2 ** TOTAL_PRECISION;
+    const sketch = new Hll(TOTAL_PRECISION);
+    const expected = new Uint8Array(m);
+    for (let k = 0; k < 12; k++) {
+      // Registers as ranks are (mostly below 128), and a few of 128 or more: a malformed sketch is merged bytewise.
+      const registers = Uint8Array.from({ length: m }, () => (rand() < 0.001 ? 128 + Math.floor(rand() * 128) : rand() < 0.3 ? 0 : 1 + Math.floor(rand() * 20)));
+      // Where a reply puts it: at any offset of a larger buffer, so the registers may be off a 4-byte boundary.
+      const offset = k % 4;
+      const reply = new Uint8Array(offset + 2 + m + 3);
+      reply[offset] = 0;
+      reply[offset + 1] = TOTAL_PRECISION;
+      reply.set(registers, offset + 2);
+      sketch.mergeBytes(reply.subarray(offset, offset + 2 + m));
+      for (let i = 0; i < m; i++) expected[i] = Math.max(expected[i]!, registers[i]!);
+    }
+    expect(Buffer.from(sketch.registers).equals(Buffer.from(expected))).to.equal(true);
+    expect(expected.some((r) => r >= 128)).to.equal(true);
+  });
+
   it('unites serialised sketches, sparse and dense, as merging them does', () => {
     for (const p of [CELL_PRECISION, TOTAL_PRECISION]) {
       const parts = [sketchOf(p, 0, 30), sketchOf(p, 20, 60), sketchOf(p, 50, 3_000), sketchOf(p, 0, 1)];
