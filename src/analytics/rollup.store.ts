@@ -568,12 +568,14 @@ export class RollupStore {
     const view = (part: RollupPartDoc): RollupView => viewOf(part._id!.toHexString(), part.r, part.c?.[dimension]?.buffer);
     // One snapshot for every query of this read: a merge commits its part and its deletions together.
     const session = this.client.startSession({ snapshot: true });
+    // How every query below reads the parts' cells.
+    const reading = { projection, session, batchSize: READ_BATCH };
     const { parts, cache } = this;
     // The parts of these rollups. With a cache, their ids first (from the rollup index), then the bytes of the parts
     // it does not hold; a part's bytes never change, and the snapshot still holds every part the ids named.
     async function* byRollupIds(ids: string[]): AsyncGenerator<RollupView> {
       if (!cache) {
-        for await (const part of parts.find({ r: { $in: ids } }, { projection, session, batchSize: READ_BATCH })) yield view(part);
+        for await (const part of parts.find({ r: { $in: ids } }, reading)) yield view(part);
         return;
       }
       const missing: ObjectId[] = [];
@@ -585,7 +587,7 @@ export class RollupStore {
       }
       for (let i = 0; i < missing.length; i += ID_CHUNK) {
         const filter: Filter<RollupPartDoc> = { _id: { $in: missing.slice(i, i + ID_CHUNK) } };
-        for await (const part of parts.find(filter, { projection, session, batchSize: READ_BATCH })) {
+        for await (const part of parts.find(filter, reading)) {
           const id = part._id.toHexString();
           yield viewOf(id, part.r, cache.set(PartCache.key(id, dimension), part.c?.[dimension]?.buffer ?? null));
         }
@@ -598,7 +600,7 @@ export class RollupStore {
           for (const w of workspaces) {
             const prefix = rollupPrefix(w, LINK_LEVEL, run.grain);
             const filter: Filter<RollupPartDoc> = { r: { $gte: prefix + padded(run.from), $lt: prefix + padded(run.to) } };
-            for await (const part of this.parts.find(filter, { projection, session, batchSize: READ_BATCH })) yield view(part);
+            for await (const part of this.parts.find(filter, reading)) yield view(part);
           }
         }
         return;

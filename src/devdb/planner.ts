@@ -85,6 +85,16 @@ function equalityPrefix(index: Index, eq: Map<string, unknown[]>): unknown[][] {
   return lists;
 }
 
+/**
+ * Whether an index holds every document a filter can match, given whether the filter makes one of the index's fields
+ * present (a value other than null on it). A sparse index lacks the documents missing all its fields, so it serves
+ * only then (the settling job's `{u: {$lt: date}}` on the sparse index of unsettled parts), as in MongoDB; a partial
+ * index never does here.
+ */
+function holdsMatches(index: Index, present: boolean): boolean {
+  return index.complete || (index.sparse && !index.partial && present);
+}
+
 export function plan(filter: Doc | undefined, indexes: readonly Index[]): Plan {
   if (!filter) return { kind: 'scan' };
   const eq = new Map<string, unknown[]>();
@@ -94,12 +104,8 @@ export function plan(filter: Doc | undefined, indexes: readonly Index[]): Plan {
   if (ids && ids.every((v) => v !== null)) return { kind: 'ids', ids: ids.map(keyOf) };
   let best: { index: Index; lookups: unknown[][]; score: number } | undefined;
   for (const index of indexes) {
-    if (index.partial) continue;
     const lists = equalityPrefix(index, eq);
-    if (lists.length === 0) continue;
-    // A sparse index lacks the documents missing all its fields: usable when every one the filter matches has the
-    // first field, as it does when that field must equal a value other than null.
-    if (index.sparse && lists[0]!.some((v) => v === null)) continue;
+    if (lists.length === 0 || !holdsMatches(index, lists[0]!.every((v) => v !== null))) continue;
     const full = lists.length === index.fields.length;
     const single = lists.every((l) => l.length === 1);
     const score = lists.length * 10 + (full && index.unique ? 5 : 0) + (single ? 1 : 0);
@@ -142,15 +148,14 @@ export function rangePlan(filter: Doc | undefined, indexes: readonly Index[]): O
 function rangeAfter(filter: Doc, eq: ReadonlyMap<string, unknown[]>, indexes: readonly Index[]): OrderedPlan | undefined {
   let best: (OrderedPlan & { score: number }) | undefined;
   for (const index of indexes) {
-    if (index.partial) continue;
+    // Only a bound makes this index a plan, and a bound is never null (boundOf): every match has the field.
+    if (!holdsMatches(index, true)) continue;
     let p = 0;
     while (p < index.fields.length && eq.get(index.fields[p]!)?.length === 1) p++;
     if (p >= index.fields.length) continue;
     const field = index.fields[p]!;
     const lo = boundOf(filter, field, false);
     const hi = index.multikey ? undefined : boundOf(filter, field, true);
-    // A bound is never null (boundOf): every document in range has the field, so a sparse index holds them all
-    // (the settling job's `{u: {$lt: date}}` on the unsettled parts, instead of decoding every part).
     if (!lo && !hi) continue;
     const score = p * 10 + (lo ? 1 : 0) + (hi ? 1 : 0);
     if (best && best.score >= score) continue;
@@ -225,7 +230,8 @@ export function orderedPlan(filter: Doc | undefined, sort: Doc, indexes: readonl
   const minPrefix = eqPlan.kind === 'index' ? (eqPlan.lookups[0]?.length ?? 0) : eqPlan.kind === 'range' ? eqPlan.equalities : 0;
   let best: OrderedPlan | undefined;
   for (const index of indexes) {
-    if (!index.complete || index.multikey) continue;
+    // The walk yields the documents in the index only: taken as if the filter made no field present.
+    if (!holdsMatches(index, false) || index.multikey) continue;
     let p = 0;
     while (p < index.fields.length && eq.get(index.fields[p]!)?.length === 1) p++;
     const rest = sortKeys.filter(([f]) => !index.fields.slice(0, p).includes(f) || !eq.has(f));
