@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, totalmem } from 'node:os';
+import { constrainedMemory } from 'node:process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EMPTY_BLOCKLIST, mergeBlocklists, normaliseHost, parseBlocklist, type Blocklist } from './link-safety.ts';
@@ -24,7 +25,7 @@ export interface Config {
   /** Log bytes held while stdout is not being read; beyond, lines are dropped and counted. */
   readonly logBufferMaxBytes: number;
   readonly mongo: { readonly uri: string | null; readonly db: string };
-  readonly devdb: { readonly port: number; readonly dataDir: string | null; readonly youngGenerationMb: number; readonly cacheMb: number };
+  readonly devdb: { readonly port: number; readonly dataDir: string | null; readonly youngGenerationMb: number; readonly heapMb: number; readonly cacheMb: number };
   readonly nats: {
     /** NATS_URL as given, normalised: one server, or several comma-separated (the members of a cluster). */
     readonly url: string;
@@ -370,6 +371,16 @@ function parseDuration(text: string): number | null {
   return ms >= 1 && ms <= 30 * 86_400_000 ? ms : null;
 }
 
+/**
+ * Three quarters of the memory this process may use (its cgroup's limit, else the machine's), in MiB: the heap
+ * devdb's thread may grow to in the all-in-one. The rest is for the process's own heap, buffers and the page cache.
+ */
+export function defaultDevdbHeapMb(): number {
+  const limit = constrainedMemory();
+  const bytes = limit > 0 ? Math.min(limit, totalmem()) : totalmem();
+  return Math.max(256, Math.floor((bytes * 0.75) / 1_048_576));
+}
+
 export function loadConfig(process: ProcessName, env: Env = globalThis.process.env, observe?: DefaultObserver): Config {
   const r = new Reader(env, observe);
   const nodeEnv = r.oneOf('NODE_ENV', process === 'all-in-one' ? 'development' : 'production', [
@@ -432,6 +443,7 @@ export function loadConfig(process: ProcessName, env: Env = globalThis.process.e
       port: r.int('DEVDB_PORT', 27017, 0, PORT_MAX),
       dataDir: r.optional('DEVDB_DATA_DIR') ?? (process === 'all-in-one' ? '.data/devdb' : null),
       youngGenerationMb: r.int('DEVDB_YOUNG_GENERATION_MB', 256, 16, 4096),
+      heapMb: r.int('DEVDB_HEAP_MB', defaultDevdbHeapMb(), 256, 1_048_576),
       cacheMb: r.int('DEVDB_CACHE_MB', 64, 0, 65536),
     },
     nats: {

@@ -41,6 +41,7 @@ async function main(): Promise<void> {
     devdb = await startDevDbThread({
       port: config.devdb.port,
       youngGenerationMb: config.devdb.youngGenerationMb,
+      heapMb: config.devdb.heapMb,
       cacheMb: config.devdb.cacheMb,
       ...(config.devdb.dataDir ? { dataDir: config.devdb.dataDir } : {}),
       log: (msg, fields) => console.error(`linkplane: ${msg}`, fields ? JSON.stringify(fields) : ''),

@@ -39,6 +39,27 @@ describe('devdb on a worker thread', () => {
     }
   });
 
+  it('grows its heap up to the limit it is given, and tells it in serverStatus', async () => {
+    const status = async (options: Parameters<typeof startDevDbThread>[0]) => {
+      const devdb = await startDevDbThread({ port: 0, ...options });
+      const client = new MongoClient(devdb.uri);
+      try {
+        await client.connect();
+        return ((await client.db('admin').command({ serverStatus: 1 })) as { devdb: { heap: { usedMB: number; limitMB: number } } }).devdb.heap;
+      } finally {
+        await client.close();
+        await devdb.stop();
+      }
+    };
+    // The limit holds the old generation given and the young one beside it.
+    const given = await status({ heapMb: 6144, youngGenerationMb: 64 });
+    expect(given.limitMB).to.be.within(6144 + 64, 6144 + 4 * 64);
+    expect(given.usedMB).to.be.above(0).and.below(given.limitMB);
+    // Without one, V8's own limit: near 4 GB, whatever the machine has.
+    const own = await status({ youngGenerationMb: 64 });
+    expect(own.limitMB).to.be.below(6144);
+  });
+
   it('fails to start with the reason when the options are refused', async () => {
     const err = await startDevDbThread({ port: 0, host: '0.0.0.0' }).catch((e: unknown) => e);
     expect((err as Error).message).to.match(/only binds loopback/);

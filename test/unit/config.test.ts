@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../src/config/config.ts';
+import { totalmem } from 'node:os';
+import { ConfigError, defaultDevdbHeapMb, loadConfig } from '../../src/config/config.ts';
 
 describe('config', () => {
   it('names every bad variable at once', () => {
@@ -27,6 +28,16 @@ describe('config', () => {
     expect(config.nats.url).to.equal('nats://127.0.0.1:4222');
     expect(config.rateLimit).to.deep.equal({ workspacePerMinute: 600, partnerPerMinute: 1200 });
     expect(config.docsBaseUrl).to.equal('http://localhost:8080/docs');
+  });
+
+  it("lets devdb's heap grow to three quarters of the memory the process may use, not V8's 4 GB", () => {
+    const mb = totalmem() / 1_048_576;
+    const heapMb = loadConfig('all-in-one', {}).devdb.heapMb;
+    expect(heapMb).to.equal(defaultDevdbHeapMb());
+    // This machine runs the suite unconstrained (or under a cgroup limit, which may only lower it).
+    expect(heapMb).to.be.at.most(Math.floor(mb * 0.75)).and.at.least(256);
+    expect(loadConfig('all-in-one', { DEVDB_HEAP_MB: '2048' }).devdb.heapMb).to.equal(2048);
+    expect(() => loadConfig('all-in-one', { DEVDB_HEAP_MB: '100' })).to.throw(ConfigError, /DEVDB_HEAP_MB/);
   });
 
   it('is frozen', () => {

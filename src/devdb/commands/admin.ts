@@ -1,5 +1,6 @@
 // Handshake, diagnostics and session commands. The hello answer announces a one-member replica
 // set primary: the driver only uses sessions and transactions against a replica set.
+import { getHeapStatistics } from 'node:v8';
 import { CommandError } from '../errors.ts';
 import { sessionKey, txnNumberOf } from '../sessions.ts';
 import { toNumber, type Doc } from '../values.ts';
@@ -31,6 +32,12 @@ function hello(ctx: CommandContext, legacy: boolean): Doc {
   };
 }
 
+function heapSection(): Doc {
+  const heap = getHeapStatistics();
+  const mb = (bytes: number) => Math.round(bytes / 1_048_576);
+  return { usedMB: mb(heap.used_heap_size), totalMB: mb(heap.total_heap_size), limitMB: mb(heap.heap_size_limit) };
+}
+
 function serverStatus(ctx: CommandContext): Doc {
   const { state } = ctx;
   const uptimeMillis = Date.now() - state.startedAt;
@@ -44,6 +51,9 @@ function serverStatus(ctx: CommandContext): Doc {
     localTime: new Date(),
     connections: { current: state.connections.current, available: 1000, totalCreated: state.connections.total },
     metrics: { cursor: { open: { total: state.cursors.size } } },
+    // devdb's own section (as a storage engine adds its own): its heap, where the documents' index keys live, beside
+    // the limit that stops it.
+    devdb: { heap: heapSection() },
     ok: 1,
   };
 }
