@@ -57,6 +57,37 @@ describe('devdb persistence', () => {
     });
   });
 
+  it('replays records larger and smaller than its read buffer, each read over the last, into what was written', async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'devdb-replay-'));
+    try {
+      type Doc = { _id: number; tag: string; body?: string };
+      const uuids = async (client: MongoClient) => Object.fromEntries((await client.db('app').listCollections().toArray()).map((c) => [c.name, ('info' in c ? (c.info as { uuid: { toString(e: string): string } }) : undefined)?.uuid.toString('hex')]));
+      const pad = (n: number) => 'x'.repeat(n);
+      const before = await withServer(folder, async (client) => {
+        const first = client.db('app').collection<Doc>('first');
+        await first.createIndex({ tag: 1 }, { partialFilterExpression: { tag: { $type: 'string' } } });
+        // One record of about 6 MB (past the 4 MB buffer), then small ones written over its start.
+        await first.insertMany(Array.from({ length: 60 }, (_, i) => ({ _id: i, tag: `big-${i}`, body: pad(100_000) })));
+        for (let i = 0; i < 20; i++) await client.db('app').collection<Doc>(`c${i}`).insertOne({ _id: i, tag: `small-${i}` });
+        await first.deleteOne({ _id: 3 });
+        return uuids(client);
+      });
+      await withServer(folder, async (client) => {
+        // Each collection keeps its uuid (a Binary decoded from a record whose bytes were read over since).
+        expect(await uuids(client)).to.deep.equal(before);
+        const first = client.db('app').collection<Doc>('first');
+        const docs = await first.find({}, { projection: { body: 0 } }).sort({ _id: 1 }).toArray();
+        expect(docs).to.have.length(59);
+        expect(docs.every((d) => d.tag === `big-${d._id}`)).to.equal(true);
+        expect((await first.findOne({ _id: 59 }))?.body).to.equal(pad(100_000));
+        expect(await first.find({ tag: 'big-42' }).hint('tag_1').toArray()).to.have.length(1);
+        for (let i = 0; i < 20; i++) expect(await client.db('app').collection<Doc>(`c${i}`).findOne({ _id: i })).to.deep.equal({ _id: i, tag: `small-${i}` });
+      });
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('persists committed transactions and leaves no temp files behind', async () => {
     await withServer(dir, async (client) => {
       const session = client.startSession();
