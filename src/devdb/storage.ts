@@ -78,40 +78,64 @@ const segments = new FinalizationRegistry<number>((fd) => {
  * The bytes of recently read or written versions, bounded by their total size. Two generations: reads and writes fill
  * the young one; when it is full it becomes the old one and the previous old one is dropped; a hit in the old one
  * moves the bytes back to the young one. Every step is O(1).
+ *
+ * Each generation copies its bytes into one slab, allocated once and used again by the next young generation, and a
+ * hit gets a copy, never a view of a slab. When the cache kept each version's own buffer, V8 counted every version
+ * cached as new memory outside its heap, and once 64 MB of them had outlived a young collection it collected the
+ * whole heap: every few seconds under click ingestion, marking gigabytes once millions of documents were stored.
  */
 export class BytesCache<K> {
   private young = new Map<K, Uint8Array>();
   private old = new Map<K, Uint8Array>();
   private youngBytes = 0;
   private generationBytes: number;
+  /** The young and old generations' slabs: allocated when first filled, then swapped, never freed until a resize. */
+  private youngSlab: Uint8Array | undefined;
+  private oldSlab: Uint8Array | undefined;
 
   constructor(maxBytes: number) {
-    this.generationBytes = maxBytes / 2;
+    this.generationBytes = Math.floor(maxBytes / 2);
   }
 
   resize(maxBytes: number): void {
-    this.generationBytes = maxBytes / 2;
+    this.generationBytes = Math.floor(maxBytes / 2);
     this.young = new Map();
     this.old = new Map();
     this.youngBytes = 0;
+    this.youngSlab = undefined;
+    this.oldSlab = undefined;
   }
 
+  /** A copy of the bytes cached for `key`: the caller may keep it, the cache's memory is used again. */
   get(key: K): Uint8Array | undefined {
     const hit = this.young.get(key);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) return copy(hit);
     const old = this.old.get(key);
-    if (old !== undefined) this.set(key, old);
-    return old;
+    if (old === undefined) return undefined;
+    const bytes = copy(old);
+    this.set(key, bytes);
+    return bytes;
   }
 
+  /** Keeps a copy of `bytes` (larger than a generation: not kept). */
   set(key: K, bytes: Uint8Array): void {
-    if (this.generationBytes <= 0) return;
-    this.young.set(key, bytes);
-    this.youngBytes += bytes.length;
-    if (this.youngBytes > this.generationBytes) {
+    if (bytes.length > this.generationBytes || bytes.length === 0) return;
+    if (this.youngBytes + bytes.length > this.generationBytes) {
       this.old = this.young;
+      [this.oldSlab, this.youngSlab] = [this.youngSlab, this.oldSlab];
       this.young = new Map();
       this.youngBytes = 0;
     }
+    this.youngSlab ??= new Uint8Array(this.generationBytes);
+    const view = this.youngSlab.subarray(this.youngBytes, this.youngBytes + bytes.length);
+    view.set(bytes);
+    this.youngBytes += bytes.length;
+    this.young.set(key, view);
   }
+}
+
+function copy(bytes: Uint8Array): Uint8Array {
+  const out = Buffer.allocUnsafe(bytes.length);
+  out.set(bytes);
+  return out;
 }

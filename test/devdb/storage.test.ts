@@ -9,6 +9,7 @@ import { Catalog } from '../../src/devdb/catalog.ts';
 import { setBytesCacheSize, type Entry } from '../../src/devdb/collection.ts';
 import { startDevDb } from '../../src/devdb/index.ts';
 import { Persistence } from '../../src/devdb/persistence.ts';
+import { BytesCache } from '../../src/devdb/storage.ts';
 
 function journals(dir: string): string[] {
   return fs.readdirSync(dir).filter((f) => f.endsWith('.lpj'));
@@ -94,5 +95,44 @@ describe('devdb documents read back from the journal file', function () {
     } finally {
       journal.close();
     }
+  });
+});
+
+describe('devdb cache of stored bytes', () => {
+  const bytesOf = (n: number, fill: number) => new Uint8Array(n).fill(fill);
+
+  it('keeps copies in memory of its own, used again generation after generation, and gives out copies', () => {
+    // Generations of 100 bytes: each holds three of these 30-byte values.
+    const cache = new BytesCache<string>(200);
+    const a = bytesOf(30, 1);
+    cache.set('a', a);
+    a.fill(9); // the caller's buffer is the caller's: the cache kept a copy
+    const hit = cache.get('a')!;
+    expect([...hit]).to.deep.equal([...bytesOf(30, 1)]);
+    hit.fill(7); // and so is a hit
+    expect([...cache.get('a')!]).to.deep.equal([...bytesOf(30, 1)]);
+    // A hit is not a view of the cache's memory (a slab of a generation's size).
+    expect(cache.get('a')!.buffer.byteLength).to.not.equal(100);
+
+    for (let round = 0; round < 50; round++) {
+      // 'a' read once per round stays: each hit in the old generation copies it into the young one, whose slab was
+      // the old generation's before; a value written over it there would show here.
+      for (let i = 0; i < 3; i++) cache.set(`k${round}-${i}`, bytesOf(30, (round * 3 + i) % 250));
+      expect([...cache.get('a')!], `round ${round}`).to.deep.equal([...bytesOf(30, 1)]);
+      // The two generations hold what was written lately, each value as it was written.
+      const last = `k${round}-2`;
+      expect([...cache.get(last)!]).to.deep.equal([...bytesOf(30, (round * 3 + 2) % 250)]);
+    }
+    // Older values are gone: at most two generations are kept.
+    expect(cache.get('k0-0')).to.equal(undefined);
+    // Larger than a generation: not kept.
+    cache.set('big', bytesOf(101, 3));
+    expect(cache.get('big')).to.equal(undefined);
+  });
+
+  it('keeps nothing when its size is 0', () => {
+    const cache = new BytesCache<string>(0);
+    cache.set('a', bytesOf(10, 1));
+    expect(cache.get('a')).to.equal(undefined);
   });
 });
