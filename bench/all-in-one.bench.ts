@@ -243,6 +243,8 @@ export async function allInOneBench(options: BenchOptions): Promise<Record<strin
   } finally {
     if (aio) await stopChild(aio.child);
     await stopChild(koa);
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    // BENCH_AIO_KEEP=<dir>: the data folder is kept there, to start an all-in-one on it again by hand.
+    if (process.env.BENCH_AIO_KEEP) fs.renameSync(dataDir, process.env.BENCH_AIO_KEEP);
+    else fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
