@@ -111,17 +111,13 @@ function writeAll(fd: number, buf: Uint8Array): void {
   while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off);
 }
 
-function readDoc(buf: Buffer, offset: number): [Doc, number] {
+/** The document at `offset`, and where the next starts. `copied`: decoded from a copy, so that nothing decoded is a view
+ * of `buf` (bson decodes a Binary, a collection's uuid, as one), which may then be used again. */
+function readDoc(buf: Buffer, offset: number, copied = false): [Doc, number] {
   const size = buf.readInt32LE(offset);
   if (size < 5 || offset + size > buf.length) throw new Error(`corrupt document at byte ${offset}`);
-  return [normalizeIncoming(deserialize(buf.subarray(offset, offset + size), { promoteValues: false })) as Doc, offset + size];
-}
-
-/** readDoc from a copy of the document's bytes: nothing decoded is a view of `buf`, which may be used again. */
-function readDocCopy(buf: Buffer, offset: number): [Doc, number] {
-  const size = buf.length - offset >= 4 ? buf.readInt32LE(offset) : 0;
-  if (size < 5 || offset + size > buf.length) throw new Error(`corrupt document at byte ${offset}`);
-  return [readDoc(Buffer.from(buf.subarray(offset, offset + size)), 0)[0], offset + size];
+  const bytes = buf.subarray(offset, offset + size);
+  return [normalizeIncoming(deserialize(copied ? Buffer.from(bytes) : bytes, { promoteValues: false })) as Doc, offset + size];
 }
 
 function nsKey(db: string, coll: string): string {
@@ -300,8 +296,8 @@ export class Persistence {
     while (offset < body.length) {
       const kind = body[offset++]!;
       // The record's buffer is used again for the next one: what is kept of it is copied (the id of a put, as a
-      // string; the other operations decoded from a copy, since a decoded Binary, a collection's uuid, is a view).
-      const [h, next] = kind === OP_PUT ? this.readHeader(body, offset) : readDocCopy(body, offset);
+      // string; the other operations decoded from a copy).
+      const [h, next] = kind === OP_PUT ? this.readHeader(body, offset) : readDoc(body, offset, true);
       offset = next;
       const db = h.db as string;
       const name = h.c as string;
