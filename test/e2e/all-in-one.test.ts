@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { MongoClient } from 'mongodb';
 import { natsPrefix, NATS_URL } from '../helpers/env.ts';
 import { freePort, spawnProcess, waitForHttp, ROOT, type Spawned } from '../helpers/processes.ts';
 
@@ -37,6 +38,8 @@ describe('all-in-one', function () {
       MONGODB_URI: '',
       // Behind one proxy, as in a container behind a load balancer: the visitor is the last X-Forwarded-For entry.
       TRUSTED_PROXY_HOPS: '1',
+      // Above V8's own limit (about 4.4 GB), so the check below tells it was given to devdb's thread.
+      DEVDB_HEAP_MB: '5120',
     };
   });
 
@@ -103,6 +106,14 @@ describe('all-in-one', function () {
     });
     expect(cli.status, cli.stderr).to.equal(0);
     expect((JSON.parse(cli.stdout) as { data: unknown[] }).data).to.have.length(2);
+    // devdb's thread grows its heap to DEVDB_HEAP_MB (and its young generation beside it).
+    const client = new MongoClient(`mongodb://127.0.0.1:${env.DEVDB_PORT}/?directConnection=true`);
+    try {
+      const status = (await client.db('admin').command({ serverStatus: 1 })) as { devdb: { heap: { limitMB: number } } };
+      expect(status.devdb.heap.limitMB).to.be.within(5120, 5120 + 4 * 256);
+    } finally {
+      await client.close();
+    }
   });
 
   async function workerCounter(name: string): Promise<number> {
